@@ -1,0 +1,357 @@
+//! `curta-core`: convert a llama2.c checkpoint, inspect an artifact, quote a
+//! run and run it turn by turn, natively.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use curta_core::convert::{convert, open_artifact};
+use curta_core::format::{LayerMatrix, Metadata};
+use curta_core::inference::{self, StateLayout};
+use curta_core::planner::{self, phase};
+use curta_core::protocol::RUN_HEADER_LEN;
+use curta_core::sha256::{hex, sha256};
+use curta_core::{init_state, output_text, output_tokens, state_size, turn, Error, StateInfo, WeightSection};
+
+const USAGE: &str = "usage:
+  curta-core convert CHECKPOINT TOKENIZER -o OUT.curta
+  curta-core inspect ARTIFACT [--json]
+  curta-core quote ARTIFACT (--prompt TEXT | --prompt-file FILE) --max-tokens N
+                   [--temperature T | --temperature-q16 Q] [--json]
+  curta-core run ARTIFACT (--prompt TEXT | --prompt-file FILE) --max-tokens N
+                 [--temperature T | --temperature-q16 Q] [--seed S] [--states DIR] [--json]";
+
+/// A failure: a usage mistake, an I/O problem or a core error.
+enum Failure {
+    Usage(String),
+    Io(String),
+    Core(Error),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Core(e)
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match dispatch(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Usage(message)) => {
+            eprintln!("error: {message}\n{USAGE}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Io(message)) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+        Err(Failure::Core(e)) => {
+            eprintln!("error: {} (core error {})", e.name(), e.code());
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The parsed command line: positional arguments and `--flag value` pairs.
+struct Args {
+    positional: Vec<String>,
+    flags: Vec<(String, String)>,
+    switches: Vec<String>,
+}
+
+impl Args {
+    fn parse(args: &[String]) -> Result<Args, Failure> {
+        const SWITCHES: [&str; 1] = ["--json"];
+        let mut out = Args { positional: vec![], flags: vec![], switches: vec![] };
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            if SWITCHES.contains(&a.as_str()) {
+                out.switches.push(a.clone());
+            } else if a.starts_with('-') && a.len() > 1 {
+                let value = it.next().ok_or_else(|| Failure::Usage(format!("{a} needs a value")))?;
+                out.flags.push((a.clone(), value.clone()));
+            } else {
+                out.positional.push(a.clone());
+            }
+        }
+        Ok(out)
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.flags.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.switches.iter().any(|s| s == name)
+    }
+
+    fn check(&self, positional: usize, allowed: &[&str]) -> Result<(), Failure> {
+        if self.positional.len() != positional {
+            return Err(Failure::Usage(format!("expected {positional} file argument(s)")));
+        }
+        for (k, _) in &self.flags {
+            if !allowed.contains(&k.as_str()) {
+                return Err(Failure::Usage(format!("unknown option {k}")));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn read(path: &str) -> Result<Vec<u8>, Failure> {
+    std::fs::read(path).map_err(|e| Failure::Io(format!("cannot read {path}: {e}")))
+}
+
+fn write(path: &std::path::Path, bytes: &[u8]) -> Result<(), Failure> {
+    std::fs::write(path, bytes).map_err(|e| Failure::Io(format!("cannot write {}: {e}", path.display())))
+}
+
+fn dispatch(args: &[String]) -> Result<(), Failure> {
+    let Some((command, rest)) = args.split_first() else {
+        return Err(Failure::Usage("no command".into()));
+    };
+    let args = Args::parse(rest)?;
+    match command.as_str() {
+        "convert" => {
+            args.check(2, &["-o"])?;
+            let out = args.get("-o").ok_or_else(|| Failure::Usage("convert needs -o OUT".into()))?;
+            let artifact = convert(&read(&args.positional[0])?, &read(&args.positional[1])?)?;
+            write(std::path::Path::new(out), &artifact)?;
+            let m = open_artifact(&artifact)?;
+            println!("wrote {out}: {} bytes, {} sections", artifact.len(), m.section_count());
+            Ok(())
+        }
+        "inspect" => {
+            args.check(1, &[])?;
+            let artifact = read(&args.positional[0])?;
+            inspect(&open_artifact(&artifact)?, args.has("--json"));
+            Ok(())
+        }
+        "quote" | "run" => {
+            let mut allowed = vec!["--prompt", "--prompt-file", "--max-tokens", "--temperature", "--temperature-q16"];
+            if command == "run" {
+                allowed.extend(["--seed", "--states"]);
+            }
+            args.check(1, &allowed)?;
+            let artifact = read(&args.positional[0])?;
+            let m = open_artifact(&artifact)?;
+            let run = RunArgs::parse(&args)?;
+            if command == "quote" {
+                quote(&m, &run, args.has("--json"))
+            } else {
+                generate(&artifact, &m, &run, args.get("--states"), args.has("--json"))
+            }
+        }
+        other => Err(Failure::Usage(format!("unknown command {other}"))),
+    }
+}
+
+struct RunArgs {
+    prompt: Vec<u8>,
+    max_tokens: u32,
+    temperature_q16: u32,
+    seed: u64,
+}
+
+impl RunArgs {
+    fn parse(args: &Args) -> Result<RunArgs, Failure> {
+        let prompt = match (args.get("--prompt"), args.get("--prompt-file")) {
+            (Some(p), None) => p.as_bytes().to_vec(),
+            (None, Some(f)) => read(f)?,
+            _ => return Err(Failure::Usage("give one of --prompt or --prompt-file".into())),
+        };
+        let number = |name: &str| -> Result<Option<u64>, Failure> {
+            args.get(name)
+                .map(|v| v.parse::<u64>().map_err(|_| Failure::Usage(format!("{name} takes a whole number"))))
+                .transpose()
+        };
+        let max_tokens = number("--max-tokens")?.ok_or_else(|| Failure::Usage("--max-tokens is required".into()))?;
+        let temperature_q16 = match (args.get("--temperature"), number("--temperature-q16")?) {
+            (Some(_), Some(_)) => return Err(Failure::Usage("give --temperature or --temperature-q16".into())),
+            (Some(t), None) => decimal_q16(t).ok_or_else(|| Failure::Usage(format!("bad temperature {t}")))?,
+            (None, Some(q)) => q,
+            (None, None) => 0,
+        };
+        Ok(RunArgs {
+            prompt,
+            max_tokens: max_tokens.min(u32::MAX as u64) as u32,
+            temperature_q16: temperature_q16.min(u32::MAX as u64) as u32,
+            seed: number("--seed")?.unwrap_or(0),
+        })
+    }
+}
+
+/// A non-negative decimal as a value with 16 fractional bits, rounded to
+/// nearest (ties up), in integers so every platform agrees.
+fn decimal_q16(text: &str) -> Option<u64> {
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    if whole.is_empty() && fraction.is_empty()
+        || !whole.bytes().chain(fraction.bytes()).all(|b| b.is_ascii_digit())
+        || whole.len() > 6
+        || fraction.len() > 12
+    {
+        return None;
+    }
+    let scale = 10u64.pow(fraction.len() as u32);
+    let numerator = whole.parse::<u64>().unwrap_or(0) * scale + fraction.parse::<u64>().unwrap_or(0);
+    Some((numerator * 65_536 * 2 + scale) / (2 * scale))
+}
+
+fn inspect(m: &Metadata, json: bool) {
+    let c = m.config;
+    let mut matrices = vec![("embedding".to_string(), m.embedding())];
+    for layer in 0..c.n_layers {
+        for which in LayerMatrix::ALL {
+            matrices.push((format!("layer{layer}.{which:?}"), m.matrix(layer, which)));
+        }
+    }
+    matrices.push(("classifier".to_string(), m.classifier()));
+    if json {
+        let sections: Vec<String> = (0..m.section_count())
+            .map(|i| format!("{{\"index\":{i},\"offset\":{},\"length\":{}}}", m.section_offset(i), m.section_len(i)))
+            .collect();
+        let mats: Vec<String> = matrices
+            .iter()
+            .map(|(name, r)| {
+                format!(
+                    "{{\"name\":\"{name}\",\"section\":{},\"offset\":{},\"rows\":{},\"cols\":{}}}",
+                    r.section, r.offset, r.rows, r.cols
+                )
+            })
+            .collect();
+        println!(
+            "{{\"config\":{{\"dim\":{},\"hidden_dim\":{},\"n_layers\":{},\"n_heads\":{},\"n_kv_heads\":{},\"vocab_size\":{},\"seq_len\":{}}},\"shared_classifier\":{},\"artifact_len\":{},\"sections\":[{}],\"matrices\":[{}]}}",
+            c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size, c.seq_len,
+            m.shared_classifier, m.artifact_len(), sections.join(","), mats.join(",")
+        );
+        return;
+    }
+    println!(
+        "config: dim {} hidden {} layers {} heads {} kv heads {} vocab {} context {}",
+        c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size, c.seq_len
+    );
+    println!("classifier: {}", if m.shared_classifier { "shared with the embedding" } else { "its own" });
+    println!("artifact: {} bytes", m.artifact_len());
+    for i in 0..m.section_count() {
+        println!("section {i}: offset {} length {}", m.section_offset(i), m.section_len(i));
+    }
+    for (name, r) in &matrices {
+        println!("{name}: section {} offset {} {}x{}", r.section, r.offset, r.rows, r.cols);
+    }
+}
+
+fn quote(m: &Metadata, run: &RunArgs, json: bool) -> Result<(), Failure> {
+    let size = state_size(m.config, run.prompt.len(), run.max_tokens)?;
+    let mut scratch = aligned(size);
+    let turns = inference::quote_turns(
+        m.config,
+        m.bytes,
+        &run.prompt,
+        run.max_tokens,
+        run.temperature_q16,
+        &mut scratch[..],
+    )?;
+    if json {
+        println!("{{\"turns\":{turns},\"state_size\":{size},\"account_size\":{}}}", size + RUN_HEADER_LEN);
+    } else {
+        println!("turns: {turns}\nstate size: {size} bytes\nrun account: {} bytes", size + RUN_HEADER_LEN);
+    }
+    Ok(())
+}
+
+/// A zeroed byte buffer aligned to eight, as the core requires of a state.
+fn aligned(len: usize) -> AlignedBytes {
+    AlignedBytes { words: vec![0u64; len.div_ceil(8)], len }
+}
+
+struct AlignedBytes {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl std::ops::Deref for AlignedBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: u64 storage viewed as its bytes, within its length.
+        unsafe { std::slice::from_raw_parts(self.words.as_ptr() as *const u8, self.len) }
+    }
+}
+
+impl std::ops::DerefMut for AlignedBytes {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as above, uniquely borrowed.
+        unsafe { std::slice::from_raw_parts_mut(self.words.as_mut_ptr() as *mut u8, self.len) }
+    }
+}
+
+fn u32s(bytes: &[u8]) -> Vec<u32> {
+    bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+fn json_string(bytes: &[u8]) -> String {
+    let mut out = String::from("\"");
+    for ch in String::from_utf8_lossy(bytes).chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn generate(artifact: &[u8], m: &Metadata, run: &RunArgs, states: Option<&str>, json: bool) -> Result<(), Failure> {
+    let config = m.config;
+    let mut state = aligned(state_size(config, run.prompt.len(), run.max_tokens)?);
+    init_state(config, &mut state, &run.prompt, run.max_tokens, run.temperature_q16, run.seed)?;
+    let dir = states.map(std::path::PathBuf::from);
+    if let Some(dir) = &dir {
+        std::fs::create_dir_all(dir).map_err(|e| Failure::Io(format!("cannot create {}: {e}", dir.display())))?;
+        write(&dir.join("000000.state"), &state)?;
+    }
+    let layout = StateLayout::new(&config, run.prompt.len(), run.max_tokens)?;
+    let mut printed = 0usize;
+    let mut stdout = std::io::stdout();
+    let mut turns = 0u64;
+    while !StateInfo::read(&state)?.complete {
+        let plan = planner::plan_turn(config, &state)?;
+        let mut sections = [WeightSection { index: 0, bytes: &[] }; 2];
+        for (slot, &index) in sections.iter_mut().zip(&plan.sections[..plan.section_count]) {
+            let offset = m.section_offset(index as usize);
+            slot.index = index;
+            slot.bytes = &artifact[offset..offset + m.section_len(index as usize)];
+        }
+        turn(config, &mut state, m.bytes, &sections[..plan.section_count])?;
+        turns += 1;
+        if let Some(dir) = &dir {
+            write(&dir.join(format!("{turns:06}.state")), &state)?;
+        }
+        let info = StateInfo::read(&state)?;
+        let text = &state[layout.output_text..layout.output_text + info.text_len as usize];
+        if !json {
+            stdout.write_all(&text[printed..]).ok();
+            stdout.flush().ok();
+        }
+        printed = text.len();
+        let name = if info.phase == phase::DONE { "done".to_string() } else { info.phase.to_string() };
+        eprintln!("turn {turns} position {} phase {name} tokens {}", info.position, info.generated);
+    }
+    let tokens = u32s(output_tokens(config, &state));
+    let prompt_tokens = u32s(inference::prompt_tokens(config, &state));
+    if json {
+        let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+        println!(
+            "{{\"prompt_tokens\":[{}],\"tokens\":[{}],\"text\":{},\"turns\":{turns},\"state_sha256\":\"{}\"}}",
+            list(&prompt_tokens),
+            list(&tokens),
+            json_string(output_text(config, &state)),
+            String::from_utf8_lossy(&hex(&sha256(&state)))
+        );
+    } else {
+        println!();
+        eprintln!("{} tokens in {turns} turns", tokens.len());
+    }
+    Ok(())
+}

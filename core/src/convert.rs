@@ -1,0 +1,417 @@
+//! The checkpoint converter: llama2.c's checkpoint and `tokenizer.bin` into a
+//! `CURTAW01` artifact, exactly as `numerics.md` prescribes. The only code in
+//! the crate that uses floating point.
+//!
+//! `exp`, `sin` and `cos` are computed here from `+ - * /` alone, which IEEE
+//! 754 rounds the same way on every target, so a native and a WebAssembly
+//! conversion give the same bytes whatever their math libraries do.
+
+use std::vec::Vec;
+
+use crate::format::{
+    align8, header, matrix_len, Config, LayerMatrix, Layout, Metadata, ZeroArrays, FLAG_SHARED_CLASSIFIER,
+    MAGIC, MAX_SECTION_LEN, MAX_TOKEN_BYTES, SECTION_ENTRY_LEN, SECTION_TABLE, TABLE_LEN, VERSION,
+};
+use crate::Error;
+
+/// `round` as numerics.md defines it: nearest, ties away from zero.
+fn round(v: f64) -> f64 {
+    v.round()
+}
+
+/// `e^x`: range reduction by ln 2, then a Taylor series on |r| <= ln(2)/2.
+pub fn exp(x: f64) -> f64 {
+    const LN2_HI: f64 = 6.931_471_803_691_238_164_9e-1;
+    const LN2_LO: f64 = 1.908_214_929_270_587_700_0e-10;
+    if x < -745.0 {
+        return 0.0;
+    }
+    let k = round(x / core::f64::consts::LN_2);
+    let r = (x - k * LN2_HI) - k * LN2_LO;
+    let mut term = 1.0;
+    let mut sum = 1.0;
+    for n in 1..=18 {
+        term = term * r / n as f64;
+        sum += term;
+    }
+    let k = k as i64;
+    // 2^k as a bit pattern; the ranges used here keep k inside the normals.
+    sum * f64::from_bits(((1023 + k) as u64) << 52)
+}
+
+/// `sin` and `cos` of `x >= 0`: Cody-Waite reduction by pi/2 in three parts
+/// (fdlibm's), then Taylor series on |r| <= pi/4.
+pub fn sin_cos(x: f64) -> (f64, f64) {
+    const PIO2_1: f64 = 1.570_796_326_734_125_614_17;
+    const PIO2_2: f64 = 6.077_100_506_303_965_976_60e-11;
+    const PIO2_2T: f64 = 2.022_266_248_795_950_631_54e-21;
+    let k = round(x / core::f64::consts::FRAC_PI_2);
+    let r = ((x - k * PIO2_1) - k * PIO2_2) - k * PIO2_2T;
+    let r2 = r * r;
+    let (mut s, mut c) = (r, 1.0);
+    let (mut ts, mut tc) = (r, 1.0);
+    for n in 1..=12 {
+        let n = n as f64;
+        ts = -ts * r2 / ((2.0 * n) * (2.0 * n + 1.0));
+        tc = -tc * r2 / ((2.0 * n - 1.0) * (2.0 * n));
+        s += ts;
+        c += tc;
+    }
+    match (k as i64).rem_euclid(4) {
+        0 => (s, c),
+        1 => (c, -s),
+        2 => (-s, -c),
+        _ => (-c, s),
+    }
+}
+
+/// `round(v * 2^bits)` as an `i32`, or `InvalidFormat` when it does not fit.
+fn fixed_i32(v: f64, bits: i32) -> Result<i32, Error> {
+    let r = round(v * (2f64).powi(bits));
+    if r.is_nan() || r < i32::MIN as f64 || r > i32::MAX as f64 {
+        return Err(Error::InvalidFormat);
+    }
+    Ok(r as i32)
+}
+
+/// A float score's key: a `u32` that sorts as the float does, -0.0 as +0.0.
+pub fn score_key(score: f32) -> Result<u32, Error> {
+    if score.is_nan() {
+        return Err(Error::InvalidFormat);
+    }
+    let bits = if score == 0.0 { 0 } else { score.to_bits() };
+    Ok(if bits & 0x8000_0000 != 0 { !bits } else { bits | 0x8000_0000 })
+}
+
+/// Reads little-endian 32-bit words from a file, checking every length.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
+        let end = self.at.checked_add(n).ok_or(Error::InvalidFormat)?;
+        let out = self.bytes.get(self.at..end).ok_or(Error::InvalidFormat)?;
+        self.at = end;
+        Ok(out)
+    }
+
+    fn i32(&mut self) -> Result<i32, Error> {
+        let b = self.take(4)?;
+        Ok(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn f32s(&mut self, n: usize) -> Result<Vec<f32>, Error> {
+        let b = self.take(n.checked_mul(4).ok_or(Error::InvalidFormat)?)?;
+        Ok(b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+    }
+}
+
+/// A llama2.c checkpoint, read and checked.
+pub struct Checkpoint {
+    pub config: Config,
+    pub shared_classifier: bool,
+    pub embedding: Vec<f32>,
+    pub attention_norms: Vec<f32>,
+    /// Per layer matrix kind, all layers: llama2.c's wq, wk, wv, wo, w1, w3, w2.
+    pub layers: [Vec<f32>; 7],
+    pub ffn_norms: Vec<f32>,
+    pub final_norm: Vec<f32>,
+    pub classifier: Option<Vec<f32>>,
+}
+
+impl Checkpoint {
+    /// Parses llama2.c's legacy format: seven `i32`, then the `f32` tensors.
+    /// Any length that does not match the header is `InvalidFormat`.
+    pub fn parse(bytes: &[u8]) -> Result<Checkpoint, Error> {
+        let mut r = Reader { bytes, at: 0 };
+        let mut h = [0i32; 7];
+        for v in &mut h {
+            *v = r.i32()?;
+        }
+        if h.iter().enumerate().any(|(i, &v)| v <= 0 && i != 5) || h[5] == 0 || h[5] == i32::MIN {
+            return Err(Error::InvalidFormat);
+        }
+        let config = Config {
+            dim: h[0] as u32,
+            hidden_dim: h[1] as u32,
+            n_layers: h[2] as u32,
+            n_heads: h[3] as u32,
+            n_kv_heads: h[4] as u32,
+            vocab_size: h[5].unsigned_abs(),
+            seq_len: h[6] as u32,
+        };
+        config.validate()?;
+        let (d, l, v) = (config.dim as usize, config.n_layers as usize, config.vocab_size as usize);
+        let per_layer = |m: LayerMatrix| {
+            let (rows, cols) = m.shape(&config);
+            l * rows as usize * cols as usize
+        };
+        let embedding = r.f32s(v * d)?;
+        let attention_norms = r.f32s(l * d)?;
+        let wq = r.f32s(per_layer(LayerMatrix::Query))?;
+        let wk = r.f32s(per_layer(LayerMatrix::Key))?;
+        let wv = r.f32s(per_layer(LayerMatrix::Value))?;
+        let wo = r.f32s(per_layer(LayerMatrix::AttentionOutput))?;
+        let ffn_norms = r.f32s(l * d)?;
+        let w1 = r.f32s(per_layer(LayerMatrix::Gate))?;
+        let w2 = r.f32s(per_layer(LayerMatrix::Down))?;
+        let w3 = r.f32s(per_layer(LayerMatrix::Up))?;
+        let final_norm = r.f32s(d)?;
+        // The two legacy rotary blocks, which the artifact recomputes.
+        r.take(2 * 4 * config.seq_len as usize * config.head_size() / 2)?;
+        let shared_classifier = h[5] > 0;
+        let classifier = if shared_classifier { None } else { Some(r.f32s(v * d)?) };
+        if r.at != bytes.len() {
+            return Err(Error::InvalidFormat);
+        }
+        Ok(Checkpoint {
+            config,
+            shared_classifier,
+            embedding,
+            attention_norms,
+            layers: [wq, wk, wv, wo, w1, w3, w2],
+            ffn_norms,
+            final_norm,
+            classifier,
+        })
+    }
+}
+
+/// llama2.c's `tokenizer.bin`: the declared longest token, then per token a
+/// score, a length and the bytes.
+pub struct Vocabulary {
+    pub max_token_length: u32,
+    pub tokens: Vec<Vec<u8>>,
+    pub scores: Vec<f32>,
+}
+
+impl Vocabulary {
+    pub fn parse(bytes: &[u8], vocab_size: u32) -> Result<Vocabulary, Error> {
+        let mut r = Reader { bytes, at: 0 };
+        let max_token_length = r.i32()?;
+        if max_token_length < 0 {
+            return Err(Error::InvalidFormat);
+        }
+        let mut tokens = Vec::with_capacity(vocab_size as usize);
+        let mut scores = Vec::with_capacity(vocab_size as usize);
+        for _ in 0..vocab_size {
+            let score = f32::from_le_bytes(r.take(4)?.try_into().map_err(|_| Error::InvalidFormat)?);
+            let len = r.i32()?;
+            if !(0..=MAX_TOKEN_BYTES as i32).contains(&len) {
+                return Err(Error::InvalidFormat);
+            }
+            tokens.push(r.take(len as usize)?.to_vec());
+            scores.push(score);
+        }
+        if r.at != bytes.len() {
+            return Err(Error::InvalidFormat);
+        }
+        Ok(Vocabulary { max_token_length: max_token_length as u32, tokens, scores })
+    }
+}
+
+/// Quantizes one row: `(scale, bytes)` per numerics.md.
+fn quantize_row(row: &[f32], out: &mut [u8]) -> Result<u32, Error> {
+    let m = row.iter().fold(0f64, |m, &w| m.max((w as f64).abs()));
+    if !m.is_finite() {
+        return Err(Error::InvalidFormat);
+    }
+    if m == 0.0 {
+        out.fill(128);
+        return Ok(0);
+    }
+    let s = m / 127.0;
+    for (o, &w) in out.iter_mut().zip(row) {
+        let q = round(w as f64 / s).clamp(-127.0, 127.0) as i32;
+        *o = (q + 128) as u8;
+    }
+    let scale = round(s * 16_777_216.0);
+    if scale > u32::MAX as f64 {
+        return Err(Error::InvalidFormat);
+    }
+    Ok(scale as u32)
+}
+
+/// Appends a matrix blob: the rows' scales, then their bytes, padded to 8.
+fn push_matrix(out: &mut Vec<u8>, w: &[f32], rows: u32, cols: u32) -> Result<(), Error> {
+    let (rows, cols) = (rows as usize, cols as usize);
+    let start = out.len();
+    out.resize(start + matrix_len(rows as u32, cols as u32) as usize, 0);
+    let (scales, weights) = out[start..].split_at_mut(4 * rows);
+    for r in 0..rows {
+        let scale = quantize_row(&w[r * cols..(r + 1) * cols], &mut weights[r * cols..(r + 1) * cols])?;
+        scales[4 * r..4 * r + 4].copy_from_slice(&scale.to_le_bytes());
+    }
+    Ok(())
+}
+
+fn push_u32s(out: &mut Vec<u8>, values: impl IntoIterator<Item = u32>) -> u32 {
+    let start = out.len();
+    for v in values {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out.resize(align8(out.len() as u64) as usize, 0);
+    start as u32
+}
+
+/// The exponential table: entry k is `round(e^(-k/256) * 2^30)`.
+pub fn exp_table() -> Vec<u32> {
+    (0..TABLE_LEN).map(|k| round(exp(-(k as f64) / 256.0) * 1_073_741_824.0) as u32).collect()
+}
+
+/// The SiLU table: entry k is `round(silu(-16 + k/128) * 2^16)`.
+pub fn silu_table() -> Vec<i32> {
+    (0..TABLE_LEN)
+        .map(|k| {
+            let x = -16.0 + k as f64 / 128.0;
+            round(x / (1.0 + exp(-x)) * 65_536.0) as i32
+        })
+        .collect()
+}
+
+/// The rotary table: for each position and pair, cosine then sine, 24 bits.
+pub fn rope_table(config: &Config) -> Result<Vec<i32>, Error> {
+    const LN_10000: f64 = 9.210_340_371_976_184;
+    let hs = config.head_size();
+    let mut out = Vec::with_capacity(config.seq_len as usize * hs);
+    for p in 0..config.seq_len {
+        for i in 0..hs / 2 {
+            let f = exp(-(2.0 * i as f64 / hs as f64) * LN_10000);
+            let (sin, cos) = sin_cos(p as f64 * f);
+            out.push(fixed_i32(cos, 24)?);
+            out.push(fixed_i32(sin, 24)?);
+        }
+    }
+    Ok(out)
+}
+
+/// Converts a llama2.c checkpoint and tokenizer into an artifact.
+pub fn convert(checkpoint: &[u8], tokenizer: &[u8]) -> Result<Vec<u8>, Error> {
+    let ck = Checkpoint::parse(checkpoint)?;
+    let vocab = Vocabulary::parse(tokenizer, ck.config.vocab_size)?;
+    build(&ck, &vocab)
+}
+
+/// Lays out an artifact from a parsed checkpoint and vocabulary.
+pub fn build(ck: &Checkpoint, vocab: &Vocabulary) -> Result<Vec<u8>, Error> {
+    let config = ck.config;
+    let layout = Layout::new(&config)?;
+    if !ck.shared_classifier && 2 * layout.table_len > MAX_SECTION_LEN as u64 {
+        // An unshared classifier shares the output section with the embedding.
+        return Err(Error::InvalidFormat);
+    }
+    let count = layout.section_count() as usize;
+
+    // Section zero.
+    let mut zero = vec![0u8; align8((SECTION_TABLE + count * SECTION_ENTRY_LEN) as u64) as usize];
+    zero[..8].copy_from_slice(&MAGIC);
+    let put = |z: &mut Vec<u8>, at: usize, v: u32| z[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    put(&mut zero, header::VERSION, VERSION);
+    put(&mut zero, header::SECTION_COUNT, count as u32);
+    zero[header::CONFIG..header::CONFIG + Config::LEN].copy_from_slice(&config.to_bytes());
+    put(&mut zero, header::FLAGS, if ck.shared_classifier { FLAG_SHARED_CLASSIFIER } else { 0 });
+    let inv_sqrt = round(16_777_216.0 / (config.head_size() as f64).sqrt()) as u32;
+    put(&mut zero, header::INV_SQRT_HEAD, inv_sqrt);
+    let longest = vocab.tokens.iter().map(Vec::len).max().unwrap_or(0) as u32;
+    put(&mut zero, header::MAX_TOKEN_LEN, longest);
+
+    let at = push_u32s(&mut zero, exp_table());
+    put(&mut zero, header::EXP_TABLE, at);
+    let at = push_u32s(&mut zero, silu_table().into_iter().map(|v| v as u32));
+    put(&mut zero, header::SILU_TABLE, at);
+    let at = push_u32s(&mut zero, rope_table(&config)?.into_iter().map(|v| v as u32));
+    put(&mut zero, header::ROPE_TABLE, at);
+    let mut norms = Vec::with_capacity(ZeroArrays::new(&config).norms as usize / 4);
+    for w in ck.attention_norms.iter().chain(&ck.ffn_norms).chain(&ck.final_norm) {
+        norms.push(fixed_i32(*w as f64, 24)? as u32);
+    }
+    let at = push_u32s(&mut zero, norms);
+    put(&mut zero, header::NORMS, at);
+
+    let mut offsets = Vec::with_capacity(vocab.tokens.len() + 1);
+    let mut pool = Vec::new();
+    offsets.push(0u32);
+    for t in &vocab.tokens {
+        pool.extend_from_slice(t);
+        offsets.push(pool.len() as u32);
+    }
+    let at = push_u32s(&mut zero, offsets);
+    put(&mut zero, header::TOKEN_OFFSETS, at);
+    let keys = vocab.scores.iter().map(|&s| score_key(s)).collect::<Result<Vec<_>, _>>()?;
+    let at = push_u32s(&mut zero, keys);
+    put(&mut zero, header::TOKEN_SCORES, at);
+    let mut sorted: Vec<u32> = (0..config.vocab_size).collect();
+    sorted.sort_by(|&a, &b| vocab.tokens[a as usize].cmp(&vocab.tokens[b as usize]));
+    let at = push_u32s(&mut zero, sorted);
+    put(&mut zero, header::TOKEN_SORTED, at);
+    let at = zero.len() as u32;
+    put(&mut zero, header::TOKEN_BYTES, at);
+    put(&mut zero, header::TOKEN_BYTES_LEN, pool.len() as u32);
+    zero.extend_from_slice(&pool);
+    zero.resize(align8(zero.len() as u64) as usize, 0);
+    if zero.len() > MAX_SECTION_LEN {
+        return Err(Error::InvalidFormat);
+    }
+
+    // The matrix sections, in the layout's order.
+    let mut sections: Vec<Vec<u8>> = Vec::with_capacity(count - 1);
+    for s in 1..=layout.layer_sections {
+        let mut out = Vec::with_capacity(layout.section_len(&config, s, ck.shared_classifier) as usize);
+        let first = (s - 1) * layout.layers_per_section;
+        let last = (first + layout.layers_per_section).min(config.n_layers);
+        for layer in first..last {
+            for (k, which) in LayerMatrix::ALL.iter().enumerate() {
+                let (rows, cols) = which.shape(&config);
+                let per = rows as usize * cols as usize;
+                let w = &ck.layers[k][layer as usize * per..(layer as usize + 1) * per];
+                push_matrix(&mut out, w, rows, cols)?;
+            }
+        }
+        sections.push(out);
+    }
+    let mut output = Vec::new();
+    push_matrix(&mut output, &ck.embedding, config.vocab_size, config.dim)?;
+    if let Some(cls) = &ck.classifier {
+        push_matrix(&mut output, cls, config.vocab_size, config.dim)?;
+    }
+    sections.push(output);
+
+    // The section table, then the whole file.
+    let mut offset = zero.len() as u64;
+    let entry = |z: &mut Vec<u8>, i: usize, off: u64, len: u64| {
+        let at = SECTION_TABLE + i * SECTION_ENTRY_LEN;
+        z[at..at + 8].copy_from_slice(&off.to_le_bytes());
+        z[at + 8..at + 16].copy_from_slice(&len.to_le_bytes());
+    };
+    let zero_len = zero.len() as u64;
+    entry(&mut zero, 0, 0, zero_len);
+    for (i, s) in sections.iter().enumerate() {
+        entry(&mut zero, i + 1, offset, s.len() as u64);
+        offset = align8(offset + s.len() as u64);
+    }
+    let mut artifact = zero;
+    for s in &sections {
+        artifact.extend_from_slice(s);
+        artifact.resize(align8(artifact.len() as u64) as usize, 0);
+    }
+    let m = Metadata::new(&artifact[..crate::format::read_u64(&artifact, SECTION_TABLE + 8) as usize])?;
+    m.check_tokenizer()?;
+    Ok(artifact)
+}
+
+/// Reads and checks a whole artifact: section zero and every section's
+/// place in the file.
+pub fn open_artifact(artifact: &[u8]) -> Result<Metadata<'_>, Error> {
+    let zero = crate::format::read_u64(artifact, SECTION_TABLE + 8);
+    if zero > artifact.len() as u64 {
+        return Err(Error::InvalidFormat);
+    }
+    let m = Metadata::new(&artifact[..zero as usize])?;
+    if m.artifact_len() != artifact.len() {
+        return Err(Error::InvalidFormat);
+    }
+    m.check_tokenizer()?;
+    Ok(m)
+}

@@ -1,0 +1,548 @@
+//! The turn planner: phase codes, the cursor, the compute charges and
+//! `plan_turn`. A turn is a run of chunks; the planner prices each chunk from
+//! the configuration and the cursor alone, so every target cuts the forward
+//! pass at the same places. `turn` walks the same chunks this module yields.
+
+use crate::format::{Config, Layout, LayerMatrix};
+use crate::inference::{Header, StateLayout};
+use crate::Error;
+
+/// Phase codes: the forward pass in order (see the specification's table).
+pub mod phase {
+    pub const OPEN: u32 = 0;
+    pub const CHARACTERS: u32 = 1;
+    pub const MERGES: u32 = 2;
+    pub const EMBEDDING: u32 = 3;
+    pub const ATTENTION_NORM: u32 = 4;
+    pub const QUERY: u32 = 5;
+    pub const KEY: u32 = 6;
+    pub const VALUE: u32 = 7;
+    pub const ROTARY: u32 = 8;
+    pub const ATTENTION: u32 = 9;
+    pub const ATTENTION_OUTPUT: u32 = 10;
+    pub const FFN_NORM: u32 = 11;
+    pub const GATE: u32 = 12;
+    pub const UP: u32 = 13;
+    pub const SILU: u32 = 14;
+    pub const DOWN: u32 = 15;
+    pub const RESIDUAL: u32 = 16;
+    pub const FINAL_NORM: u32 = 17;
+    pub const CLASSIFIER: u32 = 18;
+    pub const SAMPLING: u32 = 19;
+    pub const DONE: u32 = 20;
+}
+
+/// A vector operation's charge: `per_element * n + base`.
+#[derive(Clone, Copy, Debug)]
+pub struct Linear {
+    pub per_element: u32,
+    pub base: u32,
+}
+
+impl Linear {
+    #[inline(always)]
+    pub const fn of(&self, n: u32) -> u32 {
+        self.per_element * n + self.base
+    }
+}
+
+/// A row's charge: `per_eight * floor(n / 8) + per_rest * (n mod 8) + base`.
+#[derive(Clone, Copy, Debug)]
+pub struct PerEight {
+    pub per_eight: u32,
+    pub per_rest: u32,
+    pub base: u32,
+}
+
+impl PerEight {
+    #[inline(always)]
+    pub const fn of(&self, n: u32) -> u32 {
+        self.per_eight * (n / 8) + self.per_rest * (n % 8) + self.base
+    }
+}
+
+/// Every compute-unit charge of the planner: the one table the planner and
+/// its tests read. Numbers are the specification's.
+#[derive(Clone, Copy, Debug)]
+pub struct Charges {
+    /// Charged once per turn for the instruction: accounts, payment, event.
+    pub turn: u32,
+    /// Charged per chunk: reading the cursor, dispatching, writing it back.
+    pub chunk: u32,
+    /// The turn's allowance, and the range a configured allowance may take.
+    pub allowance: u32,
+    pub min_allowance: u32,
+    /// What one transaction may use.
+    pub transaction_limit: u32,
+    /// Matrix chunk setup (summing the input vector), per column.
+    pub matrix_setup: Linear,
+    pub row: PerEight,
+    pub cache_row: PerEight,
+    pub embedding: Linear,
+    pub rms_norm: Linear,
+    pub rotary: Linear,
+    pub residual_norm: Linear,
+    pub silu: Linear,
+    pub residual: Linear,
+    /// Attention stages 0..=3: setup per chunk.
+    pub attention_setup: [u32; 4],
+    /// Stage 0, per position, over the head size q.
+    pub score: PerEight,
+    /// Stages 1 and 2, per position.
+    pub exponential: u32,
+    pub normalization: u32,
+    /// Stage 3, per output element, over the positions p.
+    pub weighted_value: Linear,
+    pub sampling_setup: u32,
+    /// Per vocabulary entry of passes 0 (maximum), 1 (sum) and 2 (draw).
+    pub sampling_entry: [u32; 3],
+    /// Finishing a token: advancing the generator, decoding, appending.
+    pub sampling_finish: u32,
+    /// A vocabulary lookup: `base + probes * (per_probe + per_byte * min(b, byte_cap))`.
+    pub lookup_base: u32,
+    pub lookup_per_probe: u32,
+    pub lookup_per_byte: u32,
+    pub lookup_byte_cap: u32,
+    /// A step between tokenizer phases.
+    pub tokenizer_step: u32,
+    /// Applying a merge to t tokens.
+    pub merge: Linear,
+}
+
+/// The planner's charges.
+pub const CHARGES: Charges = Charges {
+    turn: 18_000,
+    chunk: 160,
+    allowance: 1_350_000,
+    min_allowance: 22_096,
+    transaction_limit: 1_400_000,
+    matrix_setup: Linear { per_element: 6, base: 350 },
+    row: PerEight { per_eight: 37, per_rest: 8, base: 34 },
+    cache_row: PerEight { per_eight: 37, per_rest: 8, base: 42 },
+    embedding: Linear { per_element: 16, base: 512 },
+    rms_norm: Linear { per_element: 48, base: 1_500 },
+    rotary: Linear { per_element: 48, base: 512 },
+    residual_norm: Linear { per_element: 56, base: 1_500 },
+    silu: Linear { per_element: 24, base: 512 },
+    residual: Linear { per_element: 8, base: 128 },
+    attention_setup: [100, 80, 60, 60],
+    score: PerEight { per_eight: 53, per_rest: 11, base: 25 },
+    exponential: 23,
+    normalization: 8,
+    weighted_value: Linear { per_element: 11, base: 32 },
+    sampling_setup: 350,
+    sampling_entry: [11, 36, 42],
+    sampling_finish: 4_000,
+    lookup_base: 500,
+    lookup_per_probe: 100,
+    lookup_per_byte: 20,
+    lookup_byte_cap: 128,
+    tokenizer_step: 1_000,
+    merge: Linear { per_element: 4, base: 1_000 },
+};
+
+impl Charges {
+    /// One vocabulary lookup of `bytes` bytes: a binary search over the
+    /// sorted ids, `floor(log2(vocabulary)) + 1` probes.
+    #[inline(always)]
+    pub fn lookup(&self, vocab_size: u32, bytes: usize) -> u32 {
+        let probes = 32 - vocab_size.leading_zeros();
+        let b = if bytes > self.lookup_byte_cap as usize {
+            self.lookup_byte_cap
+        } else {
+            bytes as u32
+        };
+        self.lookup_base + probes * (self.lookup_per_probe + self.lookup_per_byte * b)
+    }
+}
+
+/// Where a run stands: the part of the state header the planner reads and
+/// moves. `row` is the next matrix row, the head in attention or the next
+/// vocabulary entry in sampling; `index` is the next position (stages 0 to
+/// 2) or output element (stage 3) of the head in attention.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cursor {
+    pub phase: u32,
+    pub layer: u32,
+    pub row: u32,
+    pub position: u32,
+    pub stage: u32,
+    pub index: u32,
+    pub pass: u32,
+    pub generated: u32,
+}
+
+/// What the planner needs of a run besides its cursor.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunShape {
+    pub prompt_tokens: u32,
+    pub max_tokens: u32,
+    pub temperature_q16: u32,
+}
+
+/// One chunk: `count` units of the work item at cursor `at`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Chunk {
+    pub at: Cursor,
+    pub count: u32,
+    /// The compute units charged, the chunk's 160 included.
+    pub cost: u32,
+    /// The matrix section it reads, or 0 for none.
+    pub section: u32,
+    /// Whether the chunk completes its work item.
+    pub completes: bool,
+}
+
+/// The plan of one turn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TurnPlan {
+    /// The matrix sections the turn reads, in the order it reaches them.
+    pub sections: [u32; 2],
+    pub section_count: usize,
+    pub estimated_cu: u32,
+    /// The most tokens the turn can complete.
+    pub max_generated: u32,
+    /// Where the cursor stands after the turn. For a turn that tokenizes,
+    /// which the planner cannot price without the vocabulary, this is the
+    /// cursor the turn starts from (see `docs/state.md`).
+    pub end: Cursor,
+}
+
+/// The work item at a cursor: `total` units of which the cursor has done
+/// `done`; each chunk pays `setup`, `per_unit` per unit and, when it
+/// completes the item, `finish`. A vector operation is one unit.
+#[derive(Clone, Copy, Debug)]
+struct Work {
+    total: u32,
+    done: u32,
+    setup: u32,
+    per_unit: u32,
+    finish: u32,
+    section: u32,
+}
+
+impl Work {
+    fn vector(cost: u32) -> Work {
+        Work { total: 1, done: 0, setup: 0, per_unit: cost, finish: 0, section: 0 }
+    }
+}
+
+/// The positions attention covers at `position`: itself and all before it.
+#[inline(always)]
+fn positions_so_far(cursor: &Cursor) -> u32 {
+    cursor.position + 1
+}
+
+/// The layer matrix a phase multiplies by, if any.
+#[inline(always)]
+pub fn layer_matrix(phase: u32) -> Option<LayerMatrix> {
+    match phase {
+        phase::QUERY => Some(LayerMatrix::Query),
+        phase::KEY => Some(LayerMatrix::Key),
+        phase::VALUE => Some(LayerMatrix::Value),
+        phase::ATTENTION_OUTPUT => Some(LayerMatrix::AttentionOutput),
+        phase::GATE => Some(LayerMatrix::Gate),
+        phase::UP => Some(LayerMatrix::Up),
+        phase::DOWN => Some(LayerMatrix::Down),
+        _ => None,
+    }
+}
+
+fn work_at(config: &Config, layout: &Layout, run: &RunShape, c: &Cursor) -> Work {
+    let ch = &CHARGES;
+    let d = config.dim;
+    if let Some(which) = layer_matrix(c.phase) {
+        let (rows, cols) = which.shape(config);
+        let row = match which {
+            LayerMatrix::Key | LayerMatrix::Value => ch.cache_row,
+            _ => ch.row,
+        };
+        return Work {
+            total: rows,
+            done: c.row,
+            setup: ch.matrix_setup.of(cols),
+            per_unit: row.of(cols),
+            finish: 0,
+            section: layout.layer_section(c.layer),
+        };
+    }
+    match c.phase {
+        phase::EMBEDDING => {
+            let mut w = Work::vector(ch.embedding.of(d));
+            w.section = layout.output_section();
+            w
+        }
+        phase::ATTENTION_NORM | phase::FINAL_NORM => Work::vector(ch.rms_norm.of(d)),
+        phase::ROTARY => Work::vector(ch.rotary.of(d)),
+        phase::ATTENTION => {
+            let p = positions_so_far(c);
+            let q = config.head_size() as u32;
+            let (total, per_unit) = match c.stage {
+                0 => (p, ch.score.of(q)),
+                1 => (p, ch.exponential),
+                2 => (p, ch.normalization),
+                _ => (q, ch.weighted_value.of(p)),
+            };
+            Work {
+                total,
+                done: c.index,
+                setup: ch.attention_setup[(c.stage & 3) as usize],
+                per_unit,
+                finish: 0,
+                section: 0,
+            }
+        }
+        phase::FFN_NORM => Work::vector(ch.residual_norm.of(d)),
+        phase::SILU => Work::vector(ch.silu.of(config.hidden_dim)),
+        phase::RESIDUAL => Work::vector(ch.residual.of(d)),
+        phase::CLASSIFIER => Work {
+            total: config.vocab_size,
+            done: c.row,
+            setup: ch.matrix_setup.of(d),
+            per_unit: ch.row.of(d),
+            finish: 0,
+            section: layout.output_section(),
+        },
+        _ => {
+            // Sampling: one pass at temperature zero, three above it; the
+            // last pass pays for finishing the token.
+            let last = if run.temperature_q16 == 0 { 0 } else { 2 };
+            Work {
+                total: config.vocab_size,
+                done: c.row,
+                setup: ch.sampling_setup,
+                per_unit: ch.sampling_entry[(c.pass % 3) as usize],
+                finish: if c.pass == last { ch.sampling_finish } else { 0 },
+                section: 0,
+            }
+        }
+    }
+}
+
+/// Moves the cursor past a chunk of the item at it.
+fn advance(config: &Config, run: &RunShape, c: &mut Cursor, chunk: &Chunk) {
+    let into_phase = |c: &mut Cursor, phase: u32| {
+        c.phase = phase;
+        c.row = 0;
+        c.stage = 0;
+        c.index = 0;
+        c.pass = 0;
+    };
+    if !chunk.completes {
+        match c.phase {
+            phase::ATTENTION => c.index += chunk.count,
+            _ => c.row += chunk.count,
+        }
+        return;
+    }
+    match c.phase {
+        phase::ATTENTION => {
+            c.index = 0;
+            if c.stage < 3 {
+                c.stage += 1;
+            } else if c.row + 1 < config.n_heads {
+                c.stage = 0;
+                c.row += 1;
+            } else {
+                into_phase(c, phase::ATTENTION_OUTPUT);
+            }
+        }
+        phase::RESIDUAL => {
+            if c.layer + 1 < config.n_layers {
+                c.layer += 1;
+                into_phase(c, phase::ATTENTION_NORM);
+            } else if c.position + 1 < run.prompt_tokens {
+                c.layer = 0;
+                c.position += 1;
+                into_phase(c, phase::EMBEDDING);
+            } else {
+                c.layer = 0;
+                into_phase(c, phase::FINAL_NORM);
+            }
+        }
+        phase::SAMPLING => {
+            if run.temperature_q16 != 0 && c.pass < 2 {
+                c.pass += 1;
+                c.row = 0;
+            } else {
+                c.generated += 1;
+                if c.generated >= run.max_tokens {
+                    into_phase(c, phase::DONE);
+                } else {
+                    c.position += 1;
+                    into_phase(c, phase::EMBEDDING);
+                }
+            }
+        }
+        p => into_phase(c, p + 1),
+    }
+}
+
+/// Steps a turn chunk by chunk. `turn` and `plan_turn` both drive it, so
+/// they cut at the same places.
+pub(crate) struct Walker {
+    config: Config,
+    layout: Layout,
+    run: RunShape,
+    pub cursor: Cursor,
+    /// Compute units charged so far, the turn's own 18,000 included.
+    pub used: u32,
+    allowance: u32,
+    pub sections: [u32; 2],
+    pub section_count: usize,
+    pub max_generated: u32,
+}
+
+impl Walker {
+    pub fn new(config: &Config, run: &RunShape, cursor: &Cursor, allowance: u32) -> Result<Walker, Error> {
+        check_allowance(allowance)?;
+        Ok(Walker {
+            config: *config,
+            layout: Layout::new(config)?,
+            run: *run,
+            cursor: *cursor,
+            used: CHARGES.turn,
+            allowance,
+            sections: [0; 2],
+            section_count: 0,
+            max_generated: 0,
+        })
+    }
+
+    /// What is left of the allowance.
+    #[inline(always)]
+    pub fn left(&self) -> u32 {
+        self.allowance.saturating_sub(self.used)
+    }
+
+    /// The next chunk of the turn, or `None` when the turn ends here: the
+    /// run is complete, the chunk does not fit, or it needs a third section.
+    /// The cursor moves past the chunk.
+    pub fn next_chunk(&mut self) -> Option<Chunk> {
+        let c = self.cursor;
+        if c.phase < phase::EMBEDDING || c.phase >= phase::DONE {
+            return None;
+        }
+        let w = work_at(&self.config, &self.layout, &self.run, &c);
+        if w.section != 0 && !self.sections[..self.section_count].contains(&w.section) {
+            if self.section_count == 2 {
+                return None;
+            }
+        }
+        let remaining = w.total - w.done;
+        let budget = self.left().checked_sub(CHARGES.chunk + w.setup)?;
+        let mut count = remaining.min(budget / w.per_unit);
+        if count == remaining && count * w.per_unit + w.finish > budget {
+            count -= 1;
+        }
+        if count == 0 {
+            return None;
+        }
+        let completes = count == remaining;
+        let cost = CHARGES.chunk + w.setup + count * w.per_unit + if completes { w.finish } else { 0 };
+        if w.section != 0 && !self.sections[..self.section_count].contains(&w.section) {
+            self.sections[self.section_count] = w.section;
+            self.section_count += 1;
+        }
+        let chunk = Chunk {
+            at: c,
+            count,
+            cost,
+            section: w.section,
+            completes,
+        };
+        self.used += cost;
+        if completes && c.phase == phase::SAMPLING && (self.run.temperature_q16 == 0 || c.pass == 2) {
+            self.max_generated += 1;
+        }
+        advance(&self.config, &self.run, &mut self.cursor, &chunk);
+        Some(chunk)
+    }
+}
+
+/// Refuses an allowance outside 22,096..=1,350,000 compute units.
+pub fn check_allowance(allowance: u32) -> Result<(), Error> {
+    if (CHARGES.min_allowance..=CHARGES.allowance).contains(&allowance) {
+        Ok(())
+    } else {
+        Err(Error::InvalidConfig)
+    }
+}
+
+/// The plan of the next turn of a state, with the default allowance.
+pub fn plan_turn(config: Config, state: &[u8]) -> Result<TurnPlan, Error> {
+    plan_turn_with(config, state, CHARGES.allowance)
+}
+
+/// The plan of the next turn of a state under an allowance.
+pub fn plan_turn_with(config: Config, state: &[u8], allowance: u32) -> Result<TurnPlan, Error> {
+    let header = Header::read_checked(&config, state)?;
+    plan_cursor(&config, &header.run_shape(), &header.cursor(), allowance)
+}
+
+/// The plan of a turn that starts at `cursor`.
+pub fn plan_cursor(config: &Config, run: &RunShape, cursor: &Cursor, allowance: u32) -> Result<TurnPlan, Error> {
+    check_allowance(allowance)?;
+    if cursor.phase >= phase::DONE {
+        return Err(Error::InvalidState);
+    }
+    if cursor.phase < phase::EMBEDDING {
+        return Ok(TurnPlan {
+            sections: [0; 2],
+            section_count: 0,
+            estimated_cu: allowance,
+            max_generated: 0,
+            end: *cursor,
+        });
+    }
+    let mut walker = Walker::new(config, run, cursor, allowance)?;
+    let mut chunks = 0;
+    while walker.next_chunk().is_some() {
+        chunks += 1;
+    }
+    if chunks == 0 {
+        // Not even one chunk fits: the allowance is too small for this model.
+        return Err(Error::InvalidConfig);
+    }
+    Ok(TurnPlan {
+        sections: walker.sections,
+        section_count: walker.section_count,
+        estimated_cu: walker.used,
+        max_generated: walker.max_generated,
+        end: walker.cursor,
+    })
+}
+
+/// The count of turns from a cursor at or past the first embedding to the
+/// end of the run, assuming no early end token.
+pub fn count_turns(config: &Config, run: &RunShape, cursor: &Cursor, allowance: u32) -> Result<u64, Error> {
+    let mut c = *cursor;
+    let mut turns = 0u64;
+    while c.phase < phase::DONE {
+        c = plan_cursor(config, run, &c, allowance)?.end;
+        turns += 1;
+    }
+    Ok(turns)
+}
+
+/// Whether a cursor lies inside its run: every index it holds fits.
+pub(crate) fn cursor_in_range(config: &Config, layout: &StateLayout, run: &RunShape, c: &Cursor) -> bool {
+    let rows_ok = match c.phase {
+        _ if layer_matrix(c.phase).is_some() => {
+            c.row < layer_matrix(c.phase).map_or(0, |m| m.shape(config).0)
+        }
+        phase::ATTENTION => {
+            let limit = if c.stage == 3 { config.head_size() as u32 } else { c.position + 1 };
+            c.row < config.n_heads && c.stage < 4 && c.index < limit
+        }
+        phase::CLASSIFIER => c.row < config.vocab_size,
+        phase::SAMPLING => c.row < config.vocab_size && c.pass < if run.temperature_q16 == 0 { 1 } else { 3 },
+        _ => c.row == 0,
+    };
+    let tokenizing = c.phase < phase::EMBEDDING;
+    rows_ok
+        && c.phase <= phase::DONE
+        && c.layer < config.n_layers
+        && (tokenizing || (c.position as usize) < layout.cache_positions)
+        && c.generated <= run.max_tokens
+}
