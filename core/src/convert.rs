@@ -415,3 +415,72 @@ pub fn open_artifact(artifact: &[u8]) -> Result<Metadata<'_>, Error> {
     m.check_tokenizer()?;
     Ok(m)
 }
+
+/// The shape of llama2.c's stories15M, whose weights cannot be had here.
+pub const STORIES15M: Config = Config {
+    dim: 288,
+    hidden_dim: 768,
+    n_layers: 6,
+    n_heads: 6,
+    n_kv_heads: 6,
+    vocab_size: 32_000,
+    seq_len: 256,
+};
+
+/// A deterministic synthetic llama2.c checkpoint of any shape: weights
+/// uniform in `±1/sqrt(columns)` from xorshift64 (so activations keep a
+/// sane size), norms of one, a shared classifier. The same seed gives the
+/// same bytes on every platform.
+pub fn synthetic_checkpoint(config: &Config, seed: u64) -> Result<Vec<u8>, Error> {
+    config.validate()?;
+    let mut x = if seed == 0 { crate::inference::ZERO_SEED } else { seed };
+    let mut uniform = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        // 24 random bits as a float in [-1, 1): exact in f32.
+        ((x >> 40) as f32 / 8_388_608.0) - 1.0
+    };
+    let mut out = Vec::new();
+    let ints = [
+        config.dim,
+        config.hidden_dim,
+        config.n_layers,
+        config.n_heads,
+        config.n_kv_heads,
+        config.vocab_size,
+        config.seq_len,
+    ];
+    for v in ints {
+        out.extend_from_slice(&(v as i32).to_le_bytes());
+    }
+    let push = |out: &mut Vec<u8>, count: usize, amplitude: f32, uniform: &mut dyn FnMut() -> f32| {
+        for _ in 0..count {
+            let v = if amplitude == 0.0 { 1.0 } else { uniform() * amplitude };
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    };
+    let (d, l) = (config.dim as usize, config.n_layers as usize);
+    let amplitude = |cols: u32| 1.0 / (cols as f32).sqrt();
+    push(&mut out, config.vocab_size as usize * d, 1.0, &mut uniform);
+    push(&mut out, l * d, 0.0, &mut uniform);
+    let order = [
+        LayerMatrix::Query,
+        LayerMatrix::Key,
+        LayerMatrix::Value,
+        LayerMatrix::AttentionOutput,
+    ];
+    for which in order {
+        let (rows, cols) = which.shape(config);
+        push(&mut out, l * rows as usize * cols as usize, amplitude(cols), &mut uniform);
+    }
+    push(&mut out, l * d, 0.0, &mut uniform);
+    for which in [LayerMatrix::Gate, LayerMatrix::Down, LayerMatrix::Up] {
+        let (rows, cols) = which.shape(config);
+        push(&mut out, l * rows as usize * cols as usize, amplitude(cols), &mut uniform);
+    }
+    push(&mut out, d, 0.0, &mut uniform);
+    // The legacy rotary blocks: present in the file, unused.
+    out.resize(out.len() + 2 * 4 * config.seq_len as usize * config.head_size() / 2, 0);
+    Ok(out)
+}

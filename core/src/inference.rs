@@ -218,6 +218,12 @@ impl Header {
                     && h.token < config.vocab_size
                     && (h.phase == phase::DONE || (in_sequence && h.generated < h.max_tokens))))
             && (h.phase != phase::OPEN || h.prompt_tokens == 0)
+            // Each remaining prompt byte adds at most one token.
+            && (h.phase != phase::CHARACTERS || h.prompt_tokens + (h.prompt_len - h.tok_byte) <= capacity)
+            && (h.phase != phase::SAMPLING
+                || h.row == 0
+                || h.chosen < config.vocab_size
+                || (h.pass == 2 && h.chosen == NO_TOKEN))
             && (h.phase != phase::MERGES
                 || (h.tok_pair < h.prompt_tokens.max(1)
                     && (h.tok_best_id == NO_TOKEN

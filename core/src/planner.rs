@@ -380,7 +380,7 @@ fn advance(config: &Config, run: &RunShape, c: &mut Cursor, chunk: &Chunk) {
 
 /// Steps a turn chunk by chunk. `turn` and `plan_turn` both drive it, so
 /// they cut at the same places.
-pub(crate) struct Walker {
+pub struct Walker {
     config: Config,
     layout: Layout,
     run: RunShape,

@@ -14,6 +14,7 @@ use curta_core::{init_state, output_text, output_tokens, state_size, turn, Error
 
 const USAGE: &str = "usage:
   curta-core convert CHECKPOINT TOKENIZER -o OUT.curta
+  curta-core synthesize (--shape stories15M | --config D,H,L,NH,NKV,V,S) [--seed S] -o OUT.bin
   curta-core inspect ARTIFACT [--json]
   curta-core quote ARTIFACT (--prompt TEXT | --prompt-file FILE) --max-tokens N
                    [--temperature T | --temperature-q16 Q] [--json]
@@ -119,6 +120,28 @@ fn dispatch(args: &[String]) -> Result<(), Failure> {
             write(std::path::Path::new(out), &artifact)?;
             let m = open_artifact(&artifact)?;
             println!("wrote {out}: {} bytes, {} sections", artifact.len(), m.section_count());
+            Ok(())
+        }
+        "synthesize" => {
+            args.check(0, &["--shape", "--config", "--seed", "-o"])?;
+            let config = match (args.get("--shape"), args.get("--config")) {
+                (Some("stories15M"), None) => curta_core::convert::STORIES15M,
+                (None, Some(list)) => {
+                    let values: Vec<u32> = list.split(',').filter_map(|v| v.parse().ok()).collect();
+                    if values.len() != 7 {
+                        return Err(Failure::Usage("--config takes seven numbers".into()));
+                    }
+                    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+                    curta_core::Config::read(&bytes)?
+                }
+                _ => return Err(Failure::Usage("give --shape stories15M or --config".into())),
+            };
+            let seed = args.get("--seed").map_or(Ok(1), |s| s.parse::<u64>());
+            let seed = seed.map_err(|_| Failure::Usage("--seed takes a whole number".into()))?;
+            let out = args.get("-o").ok_or_else(|| Failure::Usage("synthesize needs -o OUT".into()))?;
+            let checkpoint = curta_core::convert::synthetic_checkpoint(&config, seed)?;
+            write(std::path::Path::new(out), &checkpoint)?;
+            println!("wrote {out}: {} bytes", checkpoint.len());
             Ok(())
         }
         "inspect" => {

@@ -1,0 +1,122 @@
+//! Shared by the integration tests: the real model files and the artifacts
+//! converted from them, each built once per test binary.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use curta_core::convert::{convert, synthetic_checkpoint, STORIES15M};
+use curta_core::{planner, state_size, turn, Config, Metadata, StateInfo, WeightSection};
+
+/// `CURTA_MODELS`, else `../shared/models` beside the workspace, else the
+/// `models/` folder that `scripts/fetch-models.sh` fills.
+pub fn models_dir() -> PathBuf {
+    if let Ok(dir) = std::env::var("CURTA_MODELS") {
+        return PathBuf::from(dir);
+    }
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let shared = root.join("../shared/models");
+    if shared.join("stories260K.bin").exists() {
+        shared
+    } else {
+        root.join("models")
+    }
+}
+
+pub fn model_file(name: &str) -> Vec<u8> {
+    let path = models_dir().join(name);
+    std::fs::read(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run scripts/fetch-models.sh or set CURTA_MODELS)", path.display()))
+}
+
+/// stories260K converted with its tokenizer.
+pub fn stories260k() -> &'static [u8] {
+    static A: OnceLock<Vec<u8>> = OnceLock::new();
+    A.get_or_init(|| convert(&model_file("stories260K.bin"), &model_file("tok512.bin")).unwrap())
+}
+
+/// The stories15M shape: synthetic weights (seed 1), llama2's real tokenizer.
+pub fn stories15m() -> &'static [u8] {
+    static A: OnceLock<Vec<u8>> = OnceLock::new();
+    A.get_or_init(|| {
+        let checkpoint = synthetic_checkpoint(&STORIES15M, 1).unwrap();
+        convert(&checkpoint, &model_file("tokenizer.bin")).unwrap()
+    })
+}
+
+pub fn metadata(artifact: &[u8]) -> Metadata<'_> {
+    let zero = curta_core::read_u64(artifact, curta_core::format::SECTION_TABLE + 8) as usize;
+    Metadata::new(&artifact[..zero]).unwrap()
+}
+
+/// A zeroed buffer aligned to eight, as a state must be.
+pub struct Aligned {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl Aligned {
+    pub fn new(len: usize) -> Aligned {
+        Aligned { words: vec![0; len.div_ceil(8)], len }
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Aligned {
+        let mut a = Aligned::new(bytes.len());
+        a.copy_from_slice(bytes);
+        a
+    }
+}
+
+impl std::ops::Deref for Aligned {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: u64 storage viewed as bytes within its length.
+        unsafe { std::slice::from_raw_parts(self.words.as_ptr() as *const u8, self.len) }
+    }
+}
+
+impl std::ops::DerefMut for Aligned {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as above, uniquely borrowed.
+        unsafe { std::slice::from_raw_parts_mut(self.words.as_mut_ptr() as *mut u8, self.len) }
+    }
+}
+
+/// The sections the next turn's plan names, sliced from the artifact.
+pub fn plan_sections<'a>(artifact: &'a [u8], m: &Metadata, state: &[u8]) -> Vec<WeightSection<'a>> {
+    let plan = planner::plan_turn(m.config, state).unwrap();
+    plan.sections[..plan.section_count]
+        .iter()
+        .map(|&i| {
+            let offset = m.section_offset(i as usize);
+            WeightSection { index: i, bytes: &artifact[offset..offset + m.section_len(i as usize)] }
+        })
+        .collect()
+}
+
+/// A fresh state for a run.
+pub fn new_state(config: Config, prompt: &[u8], max_tokens: u32, temperature_q16: u32, seed: u64) -> Aligned {
+    let mut state = Aligned::new(state_size(config, prompt.len(), max_tokens).unwrap());
+    curta_core::init_state(config, &mut state, prompt, max_tokens, temperature_q16, seed).unwrap();
+    state
+}
+
+/// Runs one turn with the sections its plan names.
+pub fn step(artifact: &[u8], m: &Metadata, state: &mut [u8]) -> curta_core::TurnResult {
+    let sections = plan_sections(artifact, m, state);
+    turn(m.config, state, m.bytes, &sections).unwrap()
+}
+
+/// Runs a state to completion; returns the count of turns.
+pub fn run_to_end(artifact: &[u8], m: &Metadata, state: &mut [u8]) -> u64 {
+    let mut turns = 0;
+    while !StateInfo::read(state).unwrap().complete {
+        step(artifact, m, state);
+        turns += 1;
+    }
+    turns
+}
+
+pub fn u32s(bytes: &[u8]) -> Vec<u32> {
+    bytes.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
+}

@@ -1,0 +1,142 @@
+//! Every figure the specification gives: state sizes, encodings, quotes and
+//! "One position, added up", read as numerics.md says.
+
+mod common;
+
+use common::*;
+use curta_core::convert::STORIES15M;
+use curta_core::inference::quote_turns;
+use curta_core::planner::{phase, Cursor, RunShape, Walker, CHARGES};
+use curta_core::protocol::RUN_HEADER_LEN;
+use curta_core::{output_tokens, state_size, Config};
+
+const PROMPT: &[u8] = b"Once upon a time";
+
+fn stories260k_config() -> Config {
+    metadata(stories260k()).config
+}
+
+#[test]
+fn run_account_sizes() {
+    let s260 = stories260k_config();
+    let account = |c: Config, prompt: usize, max: u32| state_size(c, prompt, max).unwrap() + RUN_HEADER_LEN;
+    assert_eq!(account(s260, 16, 12), 48_304);
+    assert_eq!(account(STORIES15M, 16, 8), 624_832);
+    assert_eq!(account(s260, 0, 512), 736_328);
+    assert_eq!(account(STORIES15M, 0, 256), 3_852_680);
+}
+
+fn prompt_tokens_after_tokenizing(artifact: &[u8], prompt: &[u8]) -> Vec<u32> {
+    let m = metadata(artifact);
+    let mut state = new_state(m.config, prompt, 1, 0, 0);
+    while StateInfo::read(&state).unwrap().phase < phase::EMBEDDING {
+        step(artifact, &m, &mut state);
+    }
+    u32s(curta_core::inference::prompt_tokens(m.config, &state))
+}
+
+use curta_core::StateInfo;
+
+#[test]
+fn reference_prompt_encodes_as_llama2c() {
+    assert_eq!(prompt_tokens_after_tokenizing(stories260k(), PROMPT), [1, 403, 407, 261, 378]);
+    assert_eq!(prompt_tokens_after_tokenizing(stories15m(), PROMPT), [1, 9038, 2501, 263, 931]);
+}
+
+#[test]
+fn empty_prompt_is_the_opening_token_alone() {
+    assert_eq!(prompt_tokens_after_tokenizing(stories260k(), b""), [1]);
+    assert_eq!(prompt_tokens_after_tokenizing(stories15m(), b""), [1]);
+}
+
+#[test]
+fn characters_without_a_token_fall_back_to_bytes() {
+    // "漢" (e6 bc a2) is not among stories260K's 512 tokens: three byte
+    // tokens, id byte + 3, after the opening token and the space.
+    let tokens = prompt_tokens_after_tokenizing(stories260k(), "漢".as_bytes());
+    let m = metadata(stories260k());
+    assert_eq!(tokens, [1, m.lookup(b" "), 0xe6 + 3, 0xbc + 3, 0xa2 + 3]);
+    // "€" is one of them.
+    let tokens = prompt_tokens_after_tokenizing(stories260k(), "€".as_bytes());
+    assert_eq!(m.token(tokens[2]), "€".as_bytes());
+    // llama2's vocabulary merges the space and "é" into one token.
+    let tokens = prompt_tokens_after_tokenizing(stories15m(), "é".as_bytes());
+    let m15 = metadata(stories15m());
+    assert_eq!(tokens.len(), 2);
+    assert_eq!(m15.token(tokens[1]), " é".as_bytes());
+}
+
+fn quote(artifact: &[u8], prompt: &[u8], max: u32) -> u64 {
+    let m = metadata(artifact);
+    let mut scratch = Aligned::new(state_size(m.config, prompt.len(), max).unwrap());
+    quote_turns(m.config, m.bytes, prompt, max, 0, &mut scratch).unwrap()
+}
+
+#[test]
+fn quotes_match_the_specification() {
+    assert_eq!(quote(stories260k(), PROMPT, 12), 20);
+    assert_eq!(quote(stories15m(), PROMPT, 8), 530);
+}
+
+#[test]
+fn a_quote_counts_the_turns_a_run_takes() {
+    let artifact = stories260k();
+    let m = metadata(artifact);
+    let mut state = new_state(m.config, PROMPT, 12, 0, 0);
+    assert_eq!(run_to_end(artifact, &m, &mut state), 20);
+    assert_eq!(u32s(output_tokens(m.config, &state)).len(), 12);
+}
+
+/// The charges of one generating position, summed per phase, from a state
+/// put at phase 3 of `position` at temperature zero.
+fn one_position(config: &Config, position: u32) -> ([u64; 20], u64) {
+    let run = RunShape { prompt_tokens: 1, max_tokens: position + 1, temperature_q16: 0 };
+    let mut cursor = Cursor { phase: phase::EMBEDDING, position, generated: position, ..Cursor::default() };
+    let mut per_phase = [0u64; 20];
+    let mut turns = 0;
+    while cursor.phase != phase::DONE {
+        let mut walker = Walker::new(config, &run, &cursor, CHARGES.allowance).unwrap();
+        while let Some(chunk) = walker.next_chunk() {
+            per_phase[chunk.at.phase as usize] += chunk.cost as u64;
+        }
+        cursor = walker.cursor;
+        turns += 1;
+    }
+    (per_phase, turns)
+}
+
+#[test]
+fn one_position_added_up() {
+    // Rows of the specification's table: phases, then the two columns.
+    let rows: [(&[u32], u64, u64); 17] = [
+        (&[3], 1_696, 5_280),
+        (&[4], 23_660, 92_904),
+        (&[5], 110_070, 2_373_876),
+        (&[6], 58_550, 2_392_176),
+        (&[7], 58_550, 2_392_176),
+        (&[8], 18_720, 86_976),
+        (&[9], 4_083_080, 8_403_448),
+        (&[10], 110_070, 2_378_352),
+        (&[11], 26_220, 106_728),
+        (&[12], 288_270, 6_321_384),
+        (&[13], 288_270, 6_316_908),
+        (&[14], 24_000, 114_624),
+        (&[15], 279_012, 6_247_788),
+        (&[16], 4_000, 15_552),
+        (&[17], 4_732, 15_484),
+        (&[18], 169_854, 43_785_854),
+        (&[19], 10_142, 357_020),
+    ];
+    let (s260, t260) = one_position(&stories260k_config(), 511);
+    let (s15, t15) = one_position(&STORIES15M, 255);
+    for (phases, a, b) in rows {
+        let sum = |s: &[u64; 20]| phases.iter().map(|&p| s[p as usize]).sum::<u64>();
+        assert_eq!((sum(&s260), sum(&s15)), (a, b), "phase {phases:?}");
+    }
+    assert_eq!((t260, t15), (5, 62));
+    let fixed = |turns: u64| turns * CHARGES.turn as u64;
+    assert_eq!((fixed(t260), fixed(t15)), (90_000, 1_116_000));
+    let total = |s: &[u64; 20], t: u64| s.iter().sum::<u64>() + fixed(t);
+    assert_eq!(total(&s260, t260), 5_648_896);
+    assert_eq!(total(&s15, t15), 82_522_530);
+}
