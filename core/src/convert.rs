@@ -214,10 +214,10 @@ impl Vocabulary {
 
 /// Quantizes one row: `(scale, bytes)` per numerics.md.
 fn quantize_row(row: &[f32], out: &mut [u8]) -> Result<u32, Error> {
-    let m = row.iter().fold(0f64, |m, &w| m.max((w as f64).abs()));
-    if !m.is_finite() {
+    if row.iter().any(|w| !w.is_finite()) {
         return Err(Error::InvalidFormat);
     }
+    let m = row.iter().fold(0f64, |m, &w| m.max((w as f64).abs()));
     if m == 0.0 {
         out.fill(128);
         return Ok(0);

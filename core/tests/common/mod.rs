@@ -120,3 +120,50 @@ pub fn run_to_end(artifact: &[u8], m: &Metadata, state: &mut [u8]) -> u64 {
 pub fn u32s(bytes: &[u8]) -> Vec<u32> {
     bytes.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
 }
+
+/// A small deterministic generator for the tests' random inputs.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// A tokenizer.bin of `vocab` tokens: llama2's three specials, the 256
+/// byte tokens, then " " and single letters.
+pub fn tiny_tokenizer(vocab: u32) -> Vec<u8> {
+    let mut tokens: Vec<Vec<u8>> = vec![b"<unk>".to_vec(), b"<s>".to_vec(), b"</s>".to_vec()];
+    tokens.extend((0..=255u8).map(|b| format!("<0x{b:02X}>").into_bytes()));
+    tokens.push(b" ".to_vec());
+    let mut letter = b'a';
+    while tokens.len() < vocab as usize {
+        tokens.push(vec![b' ', letter]);
+        letter = letter.wrapping_add(1);
+    }
+    let mut out = 8i32.to_le_bytes().to_vec();
+    for (i, t) in tokens.iter().enumerate() {
+        out.extend_from_slice(&(-(i as f32)).to_le_bytes());
+        out.extend_from_slice(&(t.len() as i32).to_le_bytes());
+        out.extend_from_slice(t);
+    }
+    out
+}
+
+/// A tiny model shape: dim 8, hidden 16, 1 layer, 2 heads, vocab 260, context 8.
+pub const TINY: curta_core::Config = curta_core::Config {
+    dim: 8,
+    hidden_dim: 16,
+    n_layers: 1,
+    n_heads: 2,
+    n_kv_heads: 2,
+    vocab_size: 260,
+    seq_len: 8,
+};
