@@ -79,3 +79,22 @@ fn an_unshared_classifier_follows_the_embedding() {
     run_to_end(&artifact, &m, &mut state);
     assert_eq!(u32s(curta_core::output_tokens(m.config, &state)), [0]);
 }
+
+#[test]
+fn sha256_matches_known_digests() {
+    use curta_core::sha256::{hex, sha256, Sha256};
+    let hexed = |d| String::from_utf8(hex(&d).to_vec()).unwrap();
+    assert_eq!(hexed(sha256(b"")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    assert_eq!(hexed(sha256(b"abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    let long: Vec<u8> = (0..1000u32).map(|i| i as u8).collect();
+    let mut s = Sha256::new();
+    for part in long.chunks(37) {
+        s.update(part);
+    }
+    assert_eq!(s.finish(), sha256(&long));
+    // The real stories260K checkpoint, against its published digest.
+    assert_eq!(
+        hexed(sha256(&model_file("stories260K.bin"))),
+        "b0a507e7ad0f626624f17112325e66691f9076d622e1d3274d103d00299f2696"
+    );
+}
