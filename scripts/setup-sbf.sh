@@ -25,7 +25,7 @@ die() { printf '[setup-sbf] error: %s\n' "$*" >&2; exit 1; }
 # --- Debian packages -------------------------------------------------------
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
-    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
+    if [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" != "install ok installed" ]]; then
         missing+=("$p")
     fi
 done
@@ -44,7 +44,15 @@ if ((${#missing[@]})); then
         log "apt-get update"
         apt-get update -q
     fi
-    apt-get install -y -q --no-install-recommends "${missing[@]}"
+    # --no-install-recommends: llvm-22 recommends llvm-22-dev, clang-22 and
+    # more (hundreds of MB) that these builds do not use.
+    if ! apt-get install -y -q --no-install-recommends "${missing[@]}"; then
+        # Stale lists name package versions the mirror no longer has.
+        ((need_update)) && die "apt-get install failed"
+        log "install failed; apt-get update and retry"
+        apt-get update -q
+        apt-get install -y -q --no-install-recommends "${missing[@]}"
+    fi
 else
     log "Debian packages present: ${DEB_PACKAGES[*]}"
 fi
@@ -58,20 +66,21 @@ done
 [[ -d /usr/lib/rustlib/bpfel-unknown-none/lib ]] || die "no prebuilt bpfel-unknown-none libs (libstd-rust-web-dev-bpf)"
 
 # --- sbpf-linker -------------------------------------------------------------
-# Installed with rustup's cargo (the machine's own toolchain) into ~/.cargo/bin.
+# Installed with rustup's cargo (the machine's own toolchain) into
+# ~/.cargo/bin, where the Makefile looks for it.
 CARGO_HOME_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
-have_linker_version() {
-    # `cargo install --list` prints "sbpf-linker v0.1.9:" for an installed crate.
-    command -v cargo >/dev/null 2>&1 &&
-        cargo install --list 2>/dev/null | grep -q "^sbpf-linker v${SBPF_LINKER_VERSION}:"
-}
-if have_linker_version && [[ -x "$CARGO_HOME_BIN/sbpf-linker" ]]; then
+RUSTUP_CARGO="$CARGO_HOME_BIN/cargo"
+[[ -x "$RUSTUP_CARGO" ]] || RUSTUP_CARGO="$(command -v cargo || true)"
+[[ -n "$RUSTUP_CARGO" && "$RUSTUP_CARGO" != /usr/bin/cargo ]] || die "rustup's cargo not found"
+# `cargo install --list` prints "sbpf-linker v0.1.9:" for an installed crate.
+# Captured first: `| grep -q` could SIGPIPE cargo and fail under pipefail.
+installed="$("$RUSTUP_CARGO" install --list 2>/dev/null || true)"
+if [[ -x "$CARGO_HOME_BIN/sbpf-linker" && "$installed" == *"sbpf-linker v${SBPF_LINKER_VERSION}:"* ]]; then
     log "sbpf-linker ${SBPF_LINKER_VERSION} present"
 else
-    command -v cargo >/dev/null 2>&1 || die "rustup's cargo not on PATH"
-    log "cargo install sbpf-linker@${SBPF_LINKER_VERSION} --locked (about a minute)"
-    # Force rustup's toolchain even if RUSTC points at Debian's.
-    env -u RUSTC cargo install "sbpf-linker@${SBPF_LINKER_VERSION}" --locked
+    log "cargo install sbpf-linker@${SBPF_LINKER_VERSION} --locked (about 1.5 minutes)"
+    # Unset RUSTC so a caller's Debian RUSTC does not leak into this build.
+    env -u RUSTC -u RUSTFLAGS "$RUSTUP_CARGO" install "sbpf-linker@${SBPF_LINKER_VERSION}" --locked
 fi
 
 # --- libLLVM link folder -----------------------------------------------------

@@ -1,0 +1,60 @@
+# Builds that need Debian's rustc 1.96 toolchain (scripts/setup-sbf.sh), kept
+# apart from rustup's host toolchain: they call /usr/bin/cargo and
+# /usr/bin/rustc by path and use their own target dirs, so neither toolchain
+# invalidates the other's fingerprints. See shared/toolchain/sbf-notes.md.
+
+SHELL := /bin/bash
+ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+
+DEB_CARGO := /usr/bin/cargo
+DEB_RUSTC := /usr/bin/rustc
+# A RUSTFLAGS or CARGO_ENCODED_RUSTFLAGS variable would replace the
+# rustflags of .cargo/config.toml, and a RUSTC_WRAPPER would run rustup's
+# rustc: clear them for the Debian builds.
+DEB_ENV := env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS -u RUSTC_WRAPPER RUSTC=$(DEB_RUSTC)
+
+SBF_TARGET := bpfel-unknown-none
+SBF_TARGET_DIR := $(ROOT)/target/sbf
+DEPLOY_DIR := $(ROOT)/target/deploy
+# sbpf-linker dlopen()s the first libLLVM* on LD_LIBRARY_PATH; setup-sbf.sh
+# makes this folder hold only LLVM 22's.
+LLVM_LINK_DIR := $(ROOT)/target/sbf-llvm
+
+WASM_TARGET := wasm32-unknown-unknown
+WASM_TARGET_DIR := $(ROOT)/target/wasm
+WASM_FEATURES := std
+# There is no prebuilt std for wasm32 matching rustc 1.96: build it from
+# rust-web-src (its dependencies come from crates.io on the first build).
+# With the `std` feature curta-core needs std itself, and the target's
+# panic=abort needs panic_abort. `-Zbuild-std=core` builds only a no_std
+# cdylib with its own #[panic_handler], which curta-core does not have.
+WASM_BUILD_STD := std,panic_abort
+
+.PHONY: setup-sbf build-sbf build-wasm test-sbf-smoke
+
+setup-sbf:
+	@bash $(ROOT)/scripts/setup-sbf.sh
+
+build-sbf: setup-sbf
+	cd $(ROOT) && $(DEB_ENV) PATH="$(or $(CARGO_HOME),$(HOME)/.cargo)/bin:$$PATH" LD_LIBRARY_PATH=$(LLVM_LINK_DIR) \
+		$(DEB_CARGO) build -p curta-program --lib --target $(SBF_TARGET) --profile sbf \
+		--target-dir $(SBF_TARGET_DIR)
+	@# The linker writes target/deploy/ only when it runs; copying cargo's
+	@# artifact (the same bytes) keeps the .so there after a no-op build too.
+	install -D -m 0644 $(SBF_TARGET_DIR)/$(SBF_TARGET)/sbf/libcurta_program.so \
+		$(DEPLOY_DIR)/curta_program.so
+	@ls -l $(DEPLOY_DIR)/curta_program.so
+
+build-wasm: setup-sbf
+	cd $(ROOT) && $(DEB_ENV) RUSTC_BOOTSTRAP=1 \
+		$(DEB_CARGO) rustc -p curta-core --lib --crate-type cdylib --features "$(WASM_FEATURES)" \
+		--target $(WASM_TARGET) --release --target-dir $(WASM_TARGET_DIR) \
+		-Zbuild-std=$(WASM_BUILD_STD)
+	install -D -m 0644 $(WASM_TARGET_DIR)/$(WASM_TARGET)/release/curta_core.wasm \
+		$(WASM_TARGET_DIR)/curta_core.wasm
+	@ls -l $(WASM_TARGET_DIR)/curta_core.wasm
+
+# Runs the SBF build in solana-program-test (a cold build of the harness
+# takes about 6 minutes on 2 cores).
+test-sbf-smoke: build-sbf
+	cd $(ROOT) && SBF_OUT_DIR=$(DEPLOY_DIR) cargo test -p curta-harness --test smoke -- --nocapture

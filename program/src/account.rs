@@ -1,0 +1,124 @@
+//! Zero-copy views of the accounts in the runtime's serialized input.
+
+use core::mem::size_of;
+
+/// A 32-byte account address (public key).
+pub type Address = [u8; 32];
+
+/// The first byte of an account entry that is not a duplicate.
+pub const NON_DUP_MARKER: u8 = u8::MAX;
+
+/// Room the runtime leaves after each account's data so the program may grow
+/// it (`MAX_PERMITTED_DATA_INCREASE`).
+pub const MAX_PERMITTED_DATA_INCREASE: usize = 10 * 1024;
+
+/// Alignment of each account's data end (`BPF_ALIGN_OF_U128` is 8 on SBF).
+pub const DATA_ALIGN: usize = 8;
+
+/// The fixed part of a serialized, non-duplicate account, in the runtime's
+/// layout (loader v2/v3, aligned). The data follows it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct RuntimeAccount {
+    /// `NON_DUP_MARKER` here (a duplicate entry has its original's index).
+    pub dup_marker: u8,
+    pub is_signer: u8,
+    pub is_writable: u8,
+    pub executable: u8,
+    /// Padding in the input (the runtime keeps the original data length
+    /// elsewhere); kept so the layout matches.
+    pub padding: [u8; 4],
+    pub key: Address,
+    pub owner: Address,
+    pub lamports: u64,
+    pub data_len: u64,
+}
+
+const _: () = assert!(size_of::<RuntimeAccount>() == 88);
+
+/// A view of one account in the input buffer. Copying it copies the pointer:
+/// a duplicate account gets the same view as its original.
+#[derive(Clone, Copy, Debug)]
+pub struct AccountView {
+    raw: *mut RuntimeAccount,
+}
+
+impl AccountView {
+    /// # Safety
+    /// `raw` points at a serialized account that stays valid and is not
+    /// moved for as long as the view (and anything borrowed from it) is used.
+    #[inline(always)]
+    pub unsafe fn new_unchecked(raw: *mut RuntimeAccount) -> Self {
+        Self { raw }
+    }
+
+    #[inline(always)]
+    fn header(&self) -> &RuntimeAccount {
+        // SAFETY: guaranteed by `new_unchecked`'s contract.
+        unsafe { &*self.raw }
+    }
+
+    #[inline(always)]
+    pub fn key(&self) -> &Address {
+        &self.header().key
+    }
+
+    #[inline(always)]
+    pub fn owner(&self) -> &Address {
+        &self.header().owner
+    }
+
+    #[inline(always)]
+    pub fn lamports(&self) -> u64 {
+        self.header().lamports
+    }
+
+    #[inline(always)]
+    pub fn is_signer(&self) -> bool {
+        self.header().is_signer != 0
+    }
+
+    #[inline(always)]
+    pub fn is_writable(&self) -> bool {
+        self.header().is_writable != 0
+    }
+
+    #[inline(always)]
+    pub fn executable(&self) -> bool {
+        self.header().executable != 0
+    }
+
+    #[inline(always)]
+    pub fn data_len(&self) -> usize {
+        self.header().data_len as usize
+    }
+
+    /// The account's data.
+    #[inline(always)]
+    pub fn data(&self) -> &[u8] {
+        // SAFETY: the data follows the header in the input buffer.
+        unsafe {
+            core::slice::from_raw_parts(
+                (self.raw as *const u8).add(size_of::<RuntimeAccount>()),
+                self.data_len(),
+            )
+        }
+    }
+
+    /// The account's data, writable. The runtime only keeps the changes of
+    /// a writable account owned by this program.
+    ///
+    /// # Safety
+    /// No other reference to this account's data (through this view, a copy
+    /// of it or a duplicate account) may be alive while the slice is.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn data_mut(&self) -> &mut [u8] {
+        unsafe {
+            core::slice::from_raw_parts_mut(
+                (self.raw as *mut u8).add(size_of::<RuntimeAccount>()),
+                self.data_len(),
+            )
+        }
+    }
+}

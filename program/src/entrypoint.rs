@@ -1,0 +1,240 @@
+//! The program's entrypoint and the parser of the runtime's input buffer.
+//!
+//! The buffer (loader v2/v3, aligned serialization):
+//! - `u64` number of accounts, then per account either
+//!   - a duplicate: `u8` index of the earlier account it repeats, 7 bytes of
+//!     padding; or
+//!   - `u8` `NON_DUP_MARKER`, `u8` is_signer, `u8` is_writable, `u8`
+//!     executable, 4 bytes of padding, 32-byte key, 32-byte owner, `u64`
+//!     lamports, `u64` data length, the data, 10 KiB of room to grow it,
+//!     padding to a multiple of 8, `u64` rent epoch;
+//! - `u64` instruction data length, the instruction data;
+//! - the 32-byte program id.
+
+use core::mem::{size_of, MaybeUninit};
+
+use crate::account::{
+    AccountView, Address, RuntimeAccount, DATA_ALIGN, MAX_PERMITTED_DATA_INCREASE, NON_DUP_MARKER,
+};
+
+/// Accounts beyond this many are skipped (still walked over). Each costs 8
+/// bytes of the entrypoint's stack frame, which SBF caps at 4 KiB.
+pub const MAX_ACCOUNTS: usize = 64;
+
+/// One instruction's input, borrowed from the runtime's buffer.
+pub struct InstructionInput<'a> {
+    pub program_id: &'a Address,
+    /// The first `MAX_ACCOUNTS` accounts, duplicates resolved.
+    pub accounts: &'a [AccountView],
+    /// How many accounts the instruction had, including skipped ones.
+    pub total_accounts: usize,
+    pub data: &'a [u8],
+}
+
+/// Parses the input buffer into views, without copying account data.
+///
+/// Inlined because a non-inlined SBF function cannot return an aggregate
+/// (sbf-notes.md, pitfall 6).
+///
+/// # Safety
+/// `input` is a buffer in the format above, 8-byte aligned, valid and not
+/// moved while the result is in use.
+#[inline(always)]
+pub unsafe fn deserialize<'a>(
+    input: *mut u8,
+    accounts: &'a mut [MaybeUninit<AccountView>; MAX_ACCOUNTS],
+) -> InstructionInput<'a> {
+    unsafe {
+        let mut p = input;
+        let total = *(p as *const u64) as usize;
+        p = p.add(size_of::<u64>());
+        for i in 0..total {
+            let view = if *p == NON_DUP_MARKER {
+                let raw = p as *mut RuntimeAccount;
+                let data_len = (*raw).data_len as usize;
+                p = p.add(size_of::<RuntimeAccount>() + data_len + MAX_PERMITTED_DATA_INCREASE);
+                // Align by address: the runtime's buffer starts 8-aligned.
+                p = p.add((p as usize).wrapping_neg() & (DATA_ALIGN - 1));
+                p = p.add(size_of::<u64>()); // rent epoch
+                AccountView::new_unchecked(raw)
+            } else {
+                // A duplicate names an earlier index, so one below `i`: it is
+                // stored whenever `i` is.
+                let original = usize::from(*p);
+                p = p.add(size_of::<u64>());
+                if i < MAX_ACCOUNTS {
+                    accounts[original].assume_init()
+                } else {
+                    continue;
+                }
+            };
+            if i < MAX_ACCOUNTS {
+                accounts[i].write(view);
+            }
+        }
+        let data_len = *(p as *const u64) as usize;
+        p = p.add(size_of::<u64>());
+        let data = core::slice::from_raw_parts(p as *const u8, data_len);
+        p = p.add(data_len);
+        let program_id = &*(p as *const Address);
+        let stored = total.min(MAX_ACCOUNTS);
+        InstructionInput {
+            program_id,
+            // SAFETY: the first `stored` entries were written above.
+            accounts: core::slice::from_raw_parts(accounts.as_ptr() as *const AccountView, stored),
+            total_accounts: total,
+            data,
+        }
+    }
+}
+
+/// The symbol the SBF loader calls with the input buffer; returns 0 or an
+/// error code.
+///
+/// # Safety
+/// Called by the runtime only, with its input buffer.
+#[cfg(any(target_os = "solana", target_arch = "bpf"))]
+#[no_mangle]
+pub unsafe extern "C" fn entrypoint(input: *mut u8) -> u64 {
+    let mut accounts = [const { MaybeUninit::<AccountView>::uninit() }; MAX_ACCOUNTS];
+    // SAFETY: the runtime's buffer is in the expected format.
+    let ix = unsafe { deserialize(input, &mut accounts) };
+    crate::error::to_return_code(crate::processor::process_instruction(&ix))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::vec::Vec;
+
+    /// One account of a test input: a full entry, or a duplicate of an
+    /// earlier index.
+    pub enum TestAccount<'a> {
+        Full {
+            key: Address,
+            owner: Address,
+            lamports: u64,
+            signer: bool,
+            writable: bool,
+            data: &'a [u8],
+        },
+        Dup(u8),
+    }
+
+    /// Serializes an input buffer as the runtime does, in `u64` words so it
+    /// is 8-byte aligned.
+    pub fn serialize(accounts: &[TestAccount], data: &[u8], program_id: &Address) -> Vec<u64> {
+        let mut b: Vec<u8> = Vec::new();
+        b.extend_from_slice(&(accounts.len() as u64).to_le_bytes());
+        for a in accounts {
+            match a {
+                TestAccount::Dup(i) => b.extend_from_slice(&[*i, 0, 0, 0, 0, 0, 0, 0]),
+                TestAccount::Full {
+                    key,
+                    owner,
+                    lamports,
+                    signer,
+                    writable,
+                    data,
+                } => {
+                    b.extend_from_slice(&[NON_DUP_MARKER, *signer as u8, *writable as u8, 0]);
+                    b.extend_from_slice(&[0; 4]);
+                    b.extend_from_slice(key);
+                    b.extend_from_slice(owner);
+                    b.extend_from_slice(&lamports.to_le_bytes());
+                    b.extend_from_slice(&(data.len() as u64).to_le_bytes());
+                    b.extend_from_slice(data);
+                    b.resize(b.len() + MAX_PERMITTED_DATA_INCREASE, 0);
+                    b.resize(b.len().next_multiple_of(DATA_ALIGN), 0);
+                    b.extend_from_slice(&u64::MAX.to_le_bytes()); // rent epoch
+                }
+            }
+        }
+        b.extend_from_slice(&(data.len() as u64).to_le_bytes());
+        b.extend_from_slice(data);
+        b.extend_from_slice(program_id);
+        b.resize(b.len().next_multiple_of(8), 0);
+        b.chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn parses_accounts_duplicates_data_and_program_id() {
+        let d0 = [1u8, 2, 3]; // odd length, so alignment padding is exercised
+        let d1: Vec<u8> = (0..40).collect();
+        let accounts = [
+            TestAccount::Full {
+                key: [1; 32],
+                owner: [2; 32],
+                lamports: 5,
+                signer: true,
+                writable: true,
+                data: &d0,
+            },
+            TestAccount::Full {
+                key: [3; 32],
+                owner: [4; 32],
+                lamports: 6,
+                signer: false,
+                writable: false,
+                data: &d1,
+            },
+            TestAccount::Dup(0),
+        ];
+        let mut buf = serialize(&accounts, &[9, 8, 7], &[0xAB; 32]);
+        let mut views = [const { MaybeUninit::<AccountView>::uninit() }; MAX_ACCOUNTS];
+        let ix = unsafe { deserialize(buf.as_mut_ptr() as *mut u8, &mut views) };
+        assert_eq!(ix.total_accounts, 3);
+        assert_eq!(ix.accounts.len(), 3);
+        assert_eq!(ix.data, &[9, 8, 7]);
+        assert_eq!(ix.program_id, &[0xAB; 32]);
+        let a = &ix.accounts[0];
+        assert_eq!((a.key(), a.owner(), a.lamports()), (&[1; 32], &[2; 32], 5));
+        assert!(a.is_signer() && a.is_writable() && !a.executable());
+        assert_eq!(a.data(), &d0);
+        let b = &ix.accounts[1];
+        assert_eq!((b.key(), b.lamports(), b.data()), (&[3; 32], 6, &d1[..]));
+        assert!(!b.is_signer() && !b.is_writable());
+        assert_eq!(ix.accounts[2].key(), &[1; 32]);
+        assert_eq!(ix.accounts[2].data(), &d0);
+    }
+
+    #[test]
+    fn skips_accounts_beyond_the_maximum() {
+        let mut accounts: Vec<TestAccount> = (0..MAX_ACCOUNTS + 2)
+            .map(|i| TestAccount::Full {
+                key: [i as u8; 32],
+                owner: [0; 32],
+                lamports: i as u64,
+                signer: false,
+                writable: false,
+                data: &[],
+            })
+            .collect();
+        accounts.push(TestAccount::Dup(1));
+        let mut buf = serialize(&accounts, &[0], &[7; 32]);
+        let mut views = [const { MaybeUninit::<AccountView>::uninit() }; MAX_ACCOUNTS];
+        let ix = unsafe { deserialize(buf.as_mut_ptr() as *mut u8, &mut views) };
+        assert_eq!(ix.total_accounts, MAX_ACCOUNTS + 3);
+        assert_eq!(ix.accounts.len(), MAX_ACCOUNTS);
+        assert_eq!(
+            ix.accounts[MAX_ACCOUNTS - 1].lamports(),
+            MAX_ACCOUNTS as u64 - 1
+        );
+        assert_eq!(ix.data, &[0]);
+        assert_eq!(ix.program_id, &[7; 32]);
+    }
+
+    #[test]
+    fn no_accounts() {
+        let mut buf = serialize(&[], &[], &[1; 32]);
+        let mut views = [const { MaybeUninit::<AccountView>::uninit() }; MAX_ACCOUNTS];
+        let ix = unsafe { deserialize(buf.as_mut_ptr() as *mut u8, &mut views) };
+        assert_eq!(
+            (ix.total_accounts, ix.accounts.len(), ix.data.len()),
+            (0, 0, 0)
+        );
+        assert_eq!(ix.program_id, &[1; 32]);
+    }
+}
