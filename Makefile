@@ -11,7 +11,7 @@ DEB_RUSTC := /usr/bin/rustc
 # A RUSTFLAGS or CARGO_ENCODED_RUSTFLAGS variable would replace the
 # rustflags of .cargo/config.toml, and a RUSTC_WRAPPER would run rustup's
 # rustc: clear them for the Debian builds.
-DEB_ENV := env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS -u RUSTC_WRAPPER RUSTC=$(DEB_RUSTC)
+DEB_ENV := env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS -u RUSTC_WRAPPER RUSTC=$(DEB_RUSTC) RUSTC_BOOTSTRAP=1
 
 SBF_TARGET := bpfel-unknown-none
 SBF_TARGET_DIR := $(ROOT)/target/sbf
@@ -58,3 +58,11 @@ build-wasm: setup-sbf
 # takes about 6 minutes on 2 cores).
 test-sbf-smoke: build-sbf
 	cd $(ROOT) && SBF_OUT_DIR=$(DEPLOY_DIR) cargo test -p curta-harness --test smoke -- --nocapture
+
+# The JS package's tests (Node's built-in runner): the module against the
+# native CLI, which they run for conversions, runs and per-turn states.
+.PHONY: test-wasm
+test-wasm: build-wasm
+	cd $(ROOT) && cargo build --release -p curta-core --features std --bin curta-core
+	cd $(ROOT) && CURTA_WASM=$(WASM_TARGET_DIR)/curta_core.wasm CURTA_CLI=$(ROOT)/target/release/curta-core \
+		node --test sdk/test/

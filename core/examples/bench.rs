@@ -24,7 +24,8 @@ fn models_dir() -> std::path::PathBuf {
 
 fn read(name: &str) -> Vec<u8> {
     let path = models_dir().join(name);
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e} (run scripts/fetch-models.sh)", path.display()))
+    std::fs::read(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run scripts/fetch-models.sh)", path.display()))
 }
 
 /// Matrix multiply-accumulates of one position, with or without the classifier.
@@ -36,7 +37,12 @@ fn matrix_macs(c: &Config, classifier: bool) -> u64 {
             r as u64 * k as u64
         })
         .sum();
-    c.n_layers as u64 * layer + if classifier { c.vocab_size as u64 * c.dim as u64 } else { 0 }
+    c.n_layers as u64 * layer
+        + if classifier {
+            c.vocab_size as u64 * c.dim as u64
+        } else {
+            0
+        }
 }
 
 fn bench(name: &str, artifact: &[u8], prompt: &[u8], max_tokens: u32) {
@@ -51,11 +57,17 @@ fn bench(name: &str, artifact: &[u8], prompt: &[u8], max_tokens: u32) {
     let mut turns = 0u64;
     while !StateInfo::read(state).unwrap().complete {
         let plan = planner::plan_turn(m.config, state).unwrap();
-        let mut sections = [WeightSection { index: 0, bytes: &[] }; 2];
+        let mut sections = [WeightSection {
+            index: 0,
+            bytes: &[],
+        }; 2];
         for i in 0..plan.section_count {
             let index = plan.sections[i] as usize;
             let offset = m.section_offset(index);
-            sections[i] = WeightSection { index: index as u32, bytes: &artifact[offset..offset + m.section_len(index)] };
+            sections[i] = WeightSection {
+                index: index as u32,
+                bytes: &artifact[offset..offset + m.section_len(index)],
+            };
         }
         turn(m.config, state, m.bytes, &sections[..plan.section_count]).unwrap();
         turns += 1;
@@ -64,10 +76,13 @@ fn bench(name: &str, artifact: &[u8], prompt: &[u8], max_tokens: u32) {
     let info = StateInfo::read(state).unwrap();
     let positions = info.prompt_tokens as u64 + info.generated as u64 - 1;
     let c = &m.config;
-    let macs = positions * matrix_macs(c, false) + info.generated as u64 * c.vocab_size as u64 * c.dim as u64;
+    let macs = positions * matrix_macs(c, false)
+        + info.generated as u64 * c.vocab_size as u64 * c.dim as u64;
     // Attention: at position p, scores and weighted values over p + 1
     // positions, for every head element of every layer.
-    let attention: u64 = (0..positions).map(|p| 2 * (p + 1) * c.dim as u64 * c.n_layers as u64).sum();
+    let attention: u64 = (0..positions)
+        .map(|p| 2 * (p + 1) * c.dim as u64 * c.n_layers as u64)
+        .sum();
     println!(
         "{name}: {} tokens, {positions} positions, {turns} turns in {seconds:.3} s\n  {:.1} tokens/s, {:.3} G MAC/s ({:.3} G in matrices, {:.3} G in attention)",
         info.generated,
@@ -80,7 +95,21 @@ fn bench(name: &str, artifact: &[u8], prompt: &[u8], max_tokens: u32) {
 
 fn main() {
     let s260 = convert(&read("stories260K.bin"), &read("tok512.bin")).unwrap();
-    bench("stories260K, empty prompt, 512 tokens (full context)", &s260, b"", 512);
-    let s15 = convert(&synthetic_checkpoint(&STORIES15M, 1).unwrap(), &read("tokenizer.bin")).unwrap();
-    bench("stories15M shape, \"Once upon a time\", 252 tokens (full context)", &s15, b"Once upon a time", 252);
+    bench(
+        "stories260K, empty prompt, 512 tokens (full context)",
+        &s260,
+        b"",
+        512,
+    );
+    let s15 = convert(
+        &synthetic_checkpoint(&STORIES15M, 1).unwrap(),
+        &read("tokenizer.bin"),
+    )
+    .unwrap();
+    bench(
+        "stories15M shape, \"Once upon a time\", 252 tokens (full context)",
+        &s15,
+        b"Once upon a time",
+        252,
+    );
 }

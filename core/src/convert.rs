@@ -9,8 +9,9 @@
 use std::vec::Vec;
 
 use crate::format::{
-    align8, header, matrix_len, Config, LayerMatrix, Layout, Metadata, ZeroArrays, FLAG_SHARED_CLASSIFIER,
-    MAGIC, MAX_SECTION_LEN, MAX_TOKEN_BYTES, SECTION_ENTRY_LEN, SECTION_TABLE, TABLE_LEN, VERSION,
+    align8, header, matrix_len, Config, LayerMatrix, Layout, Metadata, ZeroArrays,
+    FLAG_SHARED_CLASSIFIER, MAGIC, MAX_SECTION_LEN, MAX_TOKEN_BYTES, SECTION_ENTRY_LEN,
+    SECTION_TABLE, TABLE_LEN, VERSION,
 };
 use crate::Error;
 
@@ -80,7 +81,11 @@ pub fn score_key(score: f32) -> Result<u32, Error> {
         return Err(Error::InvalidFormat);
     }
     let bits = if score == 0.0 { 0 } else { score.to_bits() };
-    Ok(if bits & 0x8000_0000 != 0 { !bits } else { bits | 0x8000_0000 })
+    Ok(if bits & 0x8000_0000 != 0 {
+        !bits
+    } else {
+        bits | 0x8000_0000
+    })
 }
 
 /// Reads little-endian 32-bit words from a file, checking every length.
@@ -104,7 +109,9 @@ impl<'a> Reader<'a> {
 
     fn f32s(&mut self, n: usize) -> Result<Vec<f32>, Error> {
         let b = self.take(n.checked_mul(4).ok_or(Error::InvalidFormat)?)?;
-        Ok(b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+        Ok(b.chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
     }
 }
 
@@ -143,7 +150,11 @@ impl Checkpoint {
             seq_len: h[6] as u32,
         };
         config.validate()?;
-        let (d, l, v) = (config.dim as usize, config.n_layers as usize, config.vocab_size as usize);
+        let (d, l, v) = (
+            config.dim as usize,
+            config.n_layers as usize,
+            config.vocab_size as usize,
+        );
         let per_layer = |m: LayerMatrix| {
             let (rows, cols) = m.shape(&config);
             l * rows as usize * cols as usize
@@ -162,7 +173,11 @@ impl Checkpoint {
         // The two legacy rotary blocks, which the artifact recomputes.
         r.take(2 * 4 * config.seq_len as usize * config.head_size() / 2)?;
         let shared_classifier = h[5] > 0;
-        let classifier = if shared_classifier { None } else { Some(r.f32s(v * d)?) };
+        let classifier = if shared_classifier {
+            None
+        } else {
+            Some(r.f32s(v * d)?)
+        };
         if r.at != bytes.len() {
             return Err(Error::InvalidFormat);
         }
@@ -197,7 +212,8 @@ impl Vocabulary {
         let mut tokens = Vec::with_capacity(vocab_size as usize);
         let mut scores = Vec::with_capacity(vocab_size as usize);
         for _ in 0..vocab_size {
-            let score = f32::from_le_bytes(r.take(4)?.try_into().map_err(|_| Error::InvalidFormat)?);
+            let score =
+                f32::from_le_bytes(r.take(4)?.try_into().map_err(|_| Error::InvalidFormat)?);
             let len = r.i32()?;
             if !(0..=MAX_TOKEN_BYTES as i32).contains(&len) {
                 return Err(Error::InvalidFormat);
@@ -208,7 +224,11 @@ impl Vocabulary {
         if r.at != bytes.len() {
             return Err(Error::InvalidFormat);
         }
-        Ok(Vocabulary { max_token_length: max_token_length as u32, tokens, scores })
+        Ok(Vocabulary {
+            max_token_length: max_token_length as u32,
+            tokens,
+            scores,
+        })
     }
 }
 
@@ -234,15 +254,20 @@ fn quantize_row(row: &[f32], out: &mut [u8]) -> Result<u32, Error> {
     Ok(scale as u32)
 }
 
-/// Appends a matrix blob: the rows' scales, then their bytes, padded to 8.
+/// Appends a matrix blob: the rows' scales, then their bytes in the row
+/// kernel's tiled order (`kernel::tiled_index`), padded to 8.
 fn push_matrix(out: &mut Vec<u8>, w: &[f32], rows: u32, cols: u32) -> Result<(), Error> {
     let (rows, cols) = (rows as usize, cols as usize);
     let start = out.len();
     out.resize(start + matrix_len(rows as u32, cols as u32) as usize, 0);
     let (scales, weights) = out[start..].split_at_mut(4 * rows);
+    let mut row = vec![0u8; cols];
     for r in 0..rows {
-        let scale = quantize_row(&w[r * cols..(r + 1) * cols], &mut weights[r * cols..(r + 1) * cols])?;
+        let scale = quantize_row(&w[r * cols..(r + 1) * cols], &mut row)?;
         scales[4 * r..4 * r + 4].copy_from_slice(&scale.to_le_bytes());
+        for (j, &b) in row.iter().enumerate() {
+            weights[crate::kernel::tiled_index(rows, cols, r, j)] = b;
+        }
     }
     Ok(())
 }
@@ -258,7 +283,9 @@ fn push_u32s(out: &mut Vec<u8>, values: impl IntoIterator<Item = u32>) -> u32 {
 
 /// The exponential table: entry k is `round(e^(-k/256) * 2^30)`.
 pub fn exp_table() -> Vec<u32> {
-    (0..TABLE_LEN).map(|k| round(exp(-(k as f64) / 256.0) * 1_073_741_824.0) as u32).collect()
+    (0..TABLE_LEN)
+        .map(|k| round(exp(-(k as f64) / 256.0) * 1_073_741_824.0) as u32)
+        .collect()
 }
 
 /// The SiLU table: entry k is `round(silu(-16 + k/128) * 2^16)`.
@@ -311,7 +338,15 @@ pub fn build(ck: &Checkpoint, vocab: &Vocabulary) -> Result<Vec<u8>, Error> {
     put(&mut zero, header::VERSION, VERSION);
     put(&mut zero, header::SECTION_COUNT, count as u32);
     zero[header::CONFIG..header::CONFIG + Config::LEN].copy_from_slice(&config.to_bytes());
-    put(&mut zero, header::FLAGS, if ck.shared_classifier { FLAG_SHARED_CLASSIFIER } else { 0 });
+    put(
+        &mut zero,
+        header::FLAGS,
+        if ck.shared_classifier {
+            FLAG_SHARED_CLASSIFIER
+        } else {
+            0
+        },
+    );
     let inv_sqrt = round(16_777_216.0 / (config.head_size() as f64).sqrt()) as u32;
     put(&mut zero, header::INV_SQRT_HEAD, inv_sqrt);
     let longest = vocab.tokens.iter().map(Vec::len).max().unwrap_or(0) as u32;
@@ -321,10 +356,18 @@ pub fn build(ck: &Checkpoint, vocab: &Vocabulary) -> Result<Vec<u8>, Error> {
     put(&mut zero, header::EXP_TABLE, at);
     let at = push_u32s(&mut zero, silu_table().into_iter().map(|v| v as u32));
     put(&mut zero, header::SILU_TABLE, at);
-    let at = push_u32s(&mut zero, rope_table(&config)?.into_iter().map(|v| v as u32));
+    let at = push_u32s(
+        &mut zero,
+        rope_table(&config)?.into_iter().map(|v| v as u32),
+    );
     put(&mut zero, header::ROPE_TABLE, at);
     let mut norms = Vec::with_capacity(ZeroArrays::new(&config).norms as usize / 4);
-    for w in ck.attention_norms.iter().chain(&ck.ffn_norms).chain(&ck.final_norm) {
+    for w in ck
+        .attention_norms
+        .iter()
+        .chain(&ck.ffn_norms)
+        .chain(&ck.final_norm)
+    {
         norms.push(fixed_i32(*w as f64, 24)? as u32);
     }
     let at = push_u32s(&mut zero, norms);
@@ -339,7 +382,11 @@ pub fn build(ck: &Checkpoint, vocab: &Vocabulary) -> Result<Vec<u8>, Error> {
     }
     let at = push_u32s(&mut zero, offsets);
     put(&mut zero, header::TOKEN_OFFSETS, at);
-    let keys = vocab.scores.iter().map(|&s| score_key(s)).collect::<Result<Vec<_>, _>>()?;
+    let keys = vocab
+        .scores
+        .iter()
+        .map(|&s| score_key(s))
+        .collect::<Result<Vec<_>, _>>()?;
     let at = push_u32s(&mut zero, keys);
     put(&mut zero, header::TOKEN_SCORES, at);
     let mut sorted: Vec<u32> = (0..config.vocab_size).collect();
@@ -358,7 +405,8 @@ pub fn build(ck: &Checkpoint, vocab: &Vocabulary) -> Result<Vec<u8>, Error> {
     // The matrix sections, in the layout's order.
     let mut sections: Vec<Vec<u8>> = Vec::with_capacity(count - 1);
     for s in 1..=layout.layer_sections {
-        let mut out = Vec::with_capacity(layout.section_len(&config, s, ck.shared_classifier) as usize);
+        let mut out =
+            Vec::with_capacity(layout.section_len(&config, s, ck.shared_classifier) as usize);
         let first = (s - 1) * layout.layers_per_section;
         let last = (first + layout.layers_per_section).min(config.n_layers);
         for layer in first..last {
@@ -396,7 +444,8 @@ pub fn build(ck: &Checkpoint, vocab: &Vocabulary) -> Result<Vec<u8>, Error> {
         artifact.extend_from_slice(s);
         artifact.resize(align8(artifact.len() as u64) as usize, 0);
     }
-    let m = Metadata::new(&artifact[..crate::format::read_u64(&artifact, SECTION_TABLE + 8) as usize])?;
+    let m =
+        Metadata::new(&artifact[..crate::format::read_u64(&artifact, SECTION_TABLE + 8) as usize])?;
     m.check_tokenizer()?;
     Ok(artifact)
 }
@@ -433,7 +482,11 @@ pub const STORIES15M: Config = Config {
 /// same bytes on every platform.
 pub fn synthetic_checkpoint(config: &Config, seed: u64) -> Result<Vec<u8>, Error> {
     config.validate()?;
-    let mut x = if seed == 0 { crate::inference::ZERO_SEED } else { seed };
+    let mut x = if seed == 0 {
+        crate::inference::ZERO_SEED
+    } else {
+        seed
+    };
     let mut uniform = move || {
         x ^= x << 13;
         x ^= x >> 7;
@@ -454,12 +507,17 @@ pub fn synthetic_checkpoint(config: &Config, seed: u64) -> Result<Vec<u8>, Error
     for v in ints {
         out.extend_from_slice(&(v as i32).to_le_bytes());
     }
-    let push = |out: &mut Vec<u8>, count: usize, amplitude: f32, uniform: &mut dyn FnMut() -> f32| {
-        for _ in 0..count {
-            let v = if amplitude == 0.0 { 1.0 } else { uniform() * amplitude };
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-    };
+    let push =
+        |out: &mut Vec<u8>, count: usize, amplitude: f32, uniform: &mut dyn FnMut() -> f32| {
+            for _ in 0..count {
+                let v = if amplitude == 0.0 {
+                    1.0
+                } else {
+                    uniform() * amplitude
+                };
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        };
     let (d, l) = (config.dim as usize, config.n_layers as usize);
     let amplitude = |cols: u32| 1.0 / (cols as f32).sqrt();
     push(&mut out, config.vocab_size as usize * d, 1.0, &mut uniform);
@@ -472,15 +530,86 @@ pub fn synthetic_checkpoint(config: &Config, seed: u64) -> Result<Vec<u8>, Error
     ];
     for which in order {
         let (rows, cols) = which.shape(config);
-        push(&mut out, l * rows as usize * cols as usize, amplitude(cols), &mut uniform);
+        push(
+            &mut out,
+            l * rows as usize * cols as usize,
+            amplitude(cols),
+            &mut uniform,
+        );
     }
     push(&mut out, l * d, 0.0, &mut uniform);
     for which in [LayerMatrix::Gate, LayerMatrix::Down, LayerMatrix::Up] {
         let (rows, cols) = which.shape(config);
-        push(&mut out, l * rows as usize * cols as usize, amplitude(cols), &mut uniform);
+        push(
+            &mut out,
+            l * rows as usize * cols as usize,
+            amplitude(cols),
+            &mut uniform,
+        );
     }
     push(&mut out, d, 0.0, &mut uniform);
     // The legacy rotary blocks: present in the file, unused.
-    out.resize(out.len() + 2 * 4 * config.seq_len as usize * config.head_size() / 2, 0);
+    out.resize(
+        out.len() + 2 * 4 * config.seq_len as usize * config.head_size() / 2,
+        0,
+    );
     Ok(out)
+}
+
+/// A llama2.c `tokenizer.bin` of `vocab` tokens for synthetic models:
+/// llama2's three specials, the 256 byte tokens, " ", then " a", " b", ...
+/// (scores falling with the id).
+pub fn synthetic_tokenizer(vocab: u32) -> Vec<u8> {
+    let mut tokens: Vec<Vec<u8>> = vec![b"<unk>".to_vec(), b"<s>".to_vec(), b"</s>".to_vec()];
+    tokens.extend((0..=255u8).map(|b| format!("<0x{b:02X}>").into_bytes()));
+    tokens.push(b" ".to_vec());
+    let mut n = 0u32;
+    while tokens.len() < vocab as usize {
+        // Distinct tokens: " " then base-26 letters.
+        let mut t = vec![b' '];
+        let mut k = n;
+        loop {
+            t.push(b'a' + (k % 26) as u8);
+            k /= 26;
+            if k == 0 {
+                break;
+            }
+        }
+        tokens.push(t);
+        n += 1;
+    }
+    tokens.truncate(vocab as usize);
+    let mut out = 8i32.to_le_bytes().to_vec();
+    for (i, t) in tokens.iter().enumerate() {
+        out.extend_from_slice(&(-(i as f32)).to_le_bytes());
+        out.extend_from_slice(&(t.len() as i32).to_le_bytes());
+        out.extend_from_slice(t);
+    }
+    out
+}
+
+/// A tiny model shape for tests: dim 8, hidden 16, 1 layer, 2 heads,
+/// vocab 260, context 8.
+pub const TINY: Config = Config {
+    dim: 8,
+    hidden_dim: 16,
+    n_layers: 1,
+    n_heads: 2,
+    n_kv_heads: 2,
+    vocab_size: 260,
+    seq_len: 8,
+};
+
+/// A checkpoint of the `TINY` shape whose key weights are all 30,000: on
+/// inputs near one its keys are far past the cache's 32 bits, so its first
+/// position raises `Arithmetic`.
+pub fn overflowing_checkpoint() -> Vec<u8> {
+    let mut checkpoint = synthetic_checkpoint(&TINY, 3).expect("valid shape");
+    let (d, v) = (TINY.dim as usize, TINY.vocab_size as usize);
+    // After the header, the embedding, the attention norms and the query matrix.
+    let wk = 28 + 4 * (v * d + d + d * d);
+    for i in 0..d * d {
+        checkpoint[wk + 4 * i..wk + 4 * i + 4].copy_from_slice(&30_000f32.to_le_bytes());
+    }
+    checkpoint
 }

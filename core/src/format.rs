@@ -452,12 +452,15 @@ impl<'a> Metadata<'a> {
 
         let arrays = ZeroArrays::new(&config);
         let token_bytes_len = read_u32(bytes, header::TOKEN_BYTES_LEN) as u64;
+        // An array's offset, checked to be aligned, after the section table
+        // and inside section zero.
         let place = |field: usize, len: u64| -> Result<usize, Error> {
             let offset = read_u32(bytes, field) as u64;
-            if offset % 8 != 0 || offset < table_end as u64 || offset + len > bytes.len() as u64 {
-                return Err(Error::InvalidFormat);
-            }
-            Ok(offset as usize)
+            let inside =
+                offset % 8 == 0 && offset >= table_end as u64 && offset + len <= bytes.len() as u64;
+            inside
+                .then_some(offset as usize)
+                .ok_or(Error::InvalidFormat)
         };
         let m = Metadata {
             bytes,
@@ -504,7 +507,10 @@ impl<'a> Metadata<'a> {
         if index >= self.section_count() {
             return 0;
         }
-        read_u64(self.bytes, SECTION_TABLE + index * SECTION_ENTRY_LEN + field) as usize
+        read_u64(
+            self.bytes,
+            SECTION_TABLE + index * SECTION_ENTRY_LEN + field,
+        ) as usize
     }
 
     /// The full length of the artifact this section zero describes.
@@ -534,7 +540,11 @@ impl<'a> Metadata<'a> {
     /// `e^(-d)` for a difference `d >= 0` with 16 fractional bits, with 30.
     #[inline(always)]
     pub fn exp(&self, d: u64) -> u32 {
-        let index = if d >> 8 > 4096 { 4096 } else { (d >> 8) as usize };
+        let index = if d >> 8 > 4096 {
+            4096
+        } else {
+            (d >> 8) as usize
+        };
         read_u32(self.bytes, self.exp_table + 4 * index)
     }
 

@@ -2,7 +2,10 @@
 //! arithmetic kernels and the readers of a state's output. `docs/state.md`
 //! describes the state byte for byte, with every cursor rule.
 
-use crate::format::{read_u32, read_u64, write_u32, write_u64, Config, MatrixRef, Metadata, MAX_TOKEN_BYTES};
+use crate::format::{
+    read_u32, read_u64, write_u32, write_u64, Config, MatrixRef, Metadata, MAX_TOKEN_BYTES,
+};
+use crate::kernel::{matvec, tiled_index, Rows};
 use crate::planner::{self, phase, Chunk, Cursor, RunShape, Walker, CHARGES};
 use crate::tokenizer::{self, BOS, EOS, NO_TOKEN};
 use crate::Error;
@@ -198,10 +201,11 @@ impl Header {
         if state.as_ptr() as usize % 8 != 0 {
             return Err(Error::InvalidState);
         }
-        let layout = StateLayout::new(config, h.prompt_len as usize, h.max_tokens).map_err(|e| match e {
-            Error::InvalidConfig => Error::InvalidConfig,
-            _ => Error::InvalidState,
-        })?;
+        let layout =
+            StateLayout::new(config, h.prompt_len as usize, h.max_tokens).map_err(|e| match e {
+                Error::InvalidConfig => Error::InvalidConfig,
+                _ => Error::InvalidState,
+            })?;
         if layout.size != state.len() || h.temperature > MAX_TEMPERATURE_Q16 {
             return Err(Error::InvalidState);
         }
@@ -232,7 +236,8 @@ impl Header {
             return Err(Error::InvalidState);
         }
         let vocab = config.vocab_size;
-        let tokens = &state[layout.prompt_tokens..layout.prompt_tokens + 4 * h.prompt_tokens as usize];
+        let tokens =
+            &state[layout.prompt_tokens..layout.prompt_tokens + 4 * h.prompt_tokens as usize];
         if tokens.chunks_exact(4).any(|t| read_u32(t, 0) >= vocab) {
             return Err(Error::InvalidState);
         }
@@ -274,7 +279,8 @@ impl StateLayout {
         if prompt_len > MAX_PROMPT_BYTES || max_tokens == 0 || max_tokens > config.seq_len {
             return Err(Error::InvalidPrompt);
         }
-        let cache_positions = (prompt_len as u64 + max_tokens as u64 + 1).min(config.seq_len as u64);
+        let cache_positions =
+            (prompt_len as u64 + max_tokens as u64 + 1).min(config.seq_len as u64);
         let d = config.dim as u64;
         let mut at = HEADER_LEN as u64;
         let mut place = |bytes: u64| {
@@ -350,14 +356,24 @@ pub fn init_state(
     temperature_q16: u32,
     seed: u64,
 ) -> Result<(), Error> {
-    let params = RunParams { prompt, max_tokens, temperature_q16, seed };
+    let params = RunParams {
+        prompt,
+        max_tokens,
+        temperature_q16,
+        seed,
+    };
     init_state_with(&config, &params, state, true)
 }
 
 /// `init_state` for a caller that guarantees `state` is all zero, such as a
 /// freshly allocated account (`clear` false skips clearing it; the bytes
 /// written are the same).
-pub fn init_state_with(config: &Config, params: &RunParams, state: &mut [u8], clear: bool) -> Result<(), Error> {
+pub fn init_state_with(
+    config: &Config,
+    params: &RunParams,
+    state: &mut [u8],
+    clear: bool,
+) -> Result<(), Error> {
     config.validate()?;
     let prompt = params.prompt;
     if prompt.len() > MAX_PROMPT_BYTES
@@ -381,7 +397,11 @@ pub fn init_state_with(config: &Config, params: &RunParams, state: &mut [u8], cl
         prompt_len: prompt.len() as u32,
         max_tokens: params.max_tokens,
         temperature: params.temperature_q16,
-        seed: if params.seed == 0 { ZERO_SEED } else { params.seed },
+        seed: if params.seed == 0 {
+            ZERO_SEED
+        } else {
+            params.seed
+        },
         ..Header::default()
     };
     header.write(state);
@@ -420,8 +440,18 @@ pub struct TurnInput<'a> {
 
 /// Runs one turn with the default allowance.
 #[inline(always)]
-pub fn turn(config: Config, state: &mut [u8], metadata: &[u8], sections: &[WeightSection]) -> Result<TurnResult, Error> {
-    let input = TurnInput { config, metadata, sections, allowance: CHARGES.allowance };
+pub fn turn(
+    config: Config,
+    state: &mut [u8],
+    metadata: &[u8],
+    sections: &[WeightSection],
+) -> Result<TurnResult, Error> {
+    let input = TurnInput {
+        config,
+        metadata,
+        sections,
+        allowance: CHARGES.allowance,
+    };
     turn_with(&input, state)
 }
 
@@ -444,7 +474,13 @@ pub fn turn_with(input: &TurnInput, state: &mut [u8]) -> Result<TurnResult, Erro
 
     if h.phase < phase::EMBEDDING {
         let b = Buffers::carve(state, &layout);
-        let used = tokenizer::tokenize(&m, &mut h, b.prompt, b.prompt_tokens, input.allowance - CHARGES.turn)?;
+        let used = tokenizer::tokenize(
+            &m,
+            &mut h,
+            b.prompt,
+            b.prompt_tokens,
+            input.allowance - CHARGES.turn,
+        )?;
         if used == 0 {
             return Err(Error::InvalidConfig);
         }
@@ -517,6 +553,7 @@ pub(crate) struct Buffers<'s> {
 
 /// Splits `len` bytes at state offset `at` off the front of `rest`, whose
 /// first byte is at state offset `*cut`.
+#[inline(always)]
 fn take<'s>(rest: &mut &'s mut [u8], cut: &mut usize, at: usize, len: usize) -> &'s mut [u8] {
     let all = core::mem::take(rest);
     let (_, tail) = all.split_at_mut(at - *cut);
@@ -527,6 +564,7 @@ fn take<'s>(rest: &mut &'s mut [u8], cut: &mut usize, at: usize, len: usize) -> 
 }
 
 /// Views bytes as integers of the machine's (little-endian) order.
+#[inline(always)]
 fn cast<T: Copy>(bytes: &mut [u8]) -> &mut [T] {
     let size = core::mem::size_of::<T>();
     assert!(bytes.as_ptr() as usize % core::mem::align_of::<T>() == 0);
@@ -543,8 +581,18 @@ impl<'s> Buffers<'s> {
         let between = |a: usize, b: usize| b - a;
         let prompt = take(&mut rest, &mut cut, l.prompt, l.prompt_len);
         let prompt_tokens = take(&mut rest, &mut cut, l.prompt_tokens, 4 * (l.prompt_len + 2));
-        let output_tokens = take(&mut rest, &mut cut, l.output_tokens, 4 * l.max_tokens as usize);
-        let text = take(&mut rest, &mut cut, l.output_text, MAX_TOKEN_BYTES * l.max_tokens as usize);
+        let output_tokens = take(
+            &mut rest,
+            &mut cut,
+            l.output_tokens,
+            4 * l.max_tokens as usize,
+        );
+        let text = take(
+            &mut rest,
+            &mut cut,
+            l.output_text,
+            MAX_TOKEN_BYTES * l.max_tokens as usize,
+        );
         let x = take(&mut rest, &mut cut, l.x, between(l.x, l.xb));
         let xb = take(&mut rest, &mut cut, l.xb, between(l.xb, l.xb2));
         let xb2 = take(&mut rest, &mut cut, l.xb2, between(l.xb2, l.q));
@@ -571,63 +619,6 @@ impl<'s> Buffers<'s> {
             keys: cast(keys),
             values: cast(values),
         }
-    }
-}
-
-/// One matrix chunk's inputs for `matvec`: `weights` holds the chunk's rows
-/// (`cols` bytes each, weight plus 128), `scales` their `u32` scales, `x`
-/// the input vector (`cols` values) and `bias` is `128 * sum(x)`, wrapping.
-pub struct Rows<'a> {
-    pub weights: &'a [u8],
-    pub scales: &'a [u8],
-    pub x: &'a [i64],
-    pub bias: i64,
-}
-
-/// The row kernel: for each row `r` of the chunk,
-/// `out[r] = ((sum(byte[r][j] * x[j]) - bias) * scale[r]) >> 24`, every
-/// product and sum wrapping in 64 bits, which equals the signed int8 dot
-/// product. The contract is the same on every target.
-#[inline(never)]
-pub fn matvec(rows: &Rows, out: &mut [i64]) {
-    let cols = rows.x.len();
-    if cols == 0 {
-        return;
-    }
-    let x = rows.x;
-    let finish = |acc: u64, r: usize| {
-        let scale = read_u32(rows.scales, 4 * r) as i64;
-        (acc as i64).wrapping_sub(rows.bias).wrapping_mul(scale) >> 24
-    };
-    let mut blocks = out.chunks_exact_mut(4);
-    let mut r = 0;
-    for block in &mut blocks {
-        let w0 = &rows.weights[r * cols..(r + 1) * cols];
-        let w1 = &rows.weights[(r + 1) * cols..(r + 2) * cols];
-        let w2 = &rows.weights[(r + 2) * cols..(r + 3) * cols];
-        let w3 = &rows.weights[(r + 3) * cols..(r + 4) * cols];
-        let (mut a0, mut a1, mut a2, mut a3) = (0u64, 0u64, 0u64, 0u64);
-        for j in 0..cols {
-            let xj = x[j] as u64;
-            a0 = a0.wrapping_add((w0[j] as u64).wrapping_mul(xj));
-            a1 = a1.wrapping_add((w1[j] as u64).wrapping_mul(xj));
-            a2 = a2.wrapping_add((w2[j] as u64).wrapping_mul(xj));
-            a3 = a3.wrapping_add((w3[j] as u64).wrapping_mul(xj));
-        }
-        block[0] = finish(a0, r);
-        block[1] = finish(a1, r + 1);
-        block[2] = finish(a2, r + 2);
-        block[3] = finish(a3, r + 3);
-        r += 4;
-    }
-    for y in blocks.into_remainder() {
-        let w = &rows.weights[r * cols..(r + 1) * cols];
-        let mut acc = 0u64;
-        for j in 0..cols {
-            acc = acc.wrapping_add((w[j] as u64).wrapping_mul(x[j] as u64));
-        }
-        *y = finish(acc, r);
-        r += 1;
     }
 }
 
@@ -702,16 +693,22 @@ fn to_cache(v: i64) -> Result<i32, Error> {
 /// holds exactly those rows: one matrix chunk, its setup included.
 #[inline(always)]
 fn multiply(section: &[u8], m: &MatrixRef, start: u32, x: &[i64], out: &mut [i64]) {
-    let cols = m.cols as usize;
-    let (start, count) = (start as usize, out.len());
-    let scales = &section[m.offset + 4 * start..m.offset + 4 * (start + count)];
-    let w = m.weights_offset() + start * cols;
+    let (rows, cols) = (m.rows as usize, m.cols as usize);
+    let scales = &section[m.offset..m.offset + 4 * rows];
+    let weights = &section[m.weights_offset()..m.weights_offset() + rows * cols];
     let mut sum = 0i64;
     for &v in x {
         sum = sum.wrapping_add(v);
     }
-    let rows = Rows { weights: &section[w..w + count * cols], scales, x, bias: sum.wrapping_mul(128) };
-    matvec(&rows, out);
+    let chunk = Rows {
+        weights,
+        scales,
+        rows,
+        start: start as usize,
+        x,
+        bias: sum.wrapping_mul(128),
+    };
+    matvec(&chunk, out);
 }
 
 /// Executes chunks against one state's buffers.
@@ -727,6 +724,7 @@ struct Exec<'e, 's> {
 
 impl<'e, 's> Exec<'e, 's> {
     /// The bytes of the section holding a matrix (the plan named it).
+    #[inline(always)]
     fn section(&self, m: &MatrixRef) -> &'e [u8] {
         if self.sections[0] == m.section {
             self.bytes[0]
@@ -763,9 +761,11 @@ impl<'e, 's> Exec<'e, 's> {
                     h.token = b.prompt_tokens[at.position as usize];
                 }
                 let scale = read_u32(section, mat.offset + 4 * h.token as usize) as i64;
-                let row = mat.weights_offset() + h.token as usize * mat.cols as usize;
-                for (i, v) in b.x.iter_mut().enumerate() {
-                    *v = (section[row + i] as i64 - 128).wrapping_mul(scale) >> 8;
+                let weights = &section[mat.weights_offset()..];
+                let (rows, cols) = (mat.rows as usize, mat.cols as usize);
+                for (j, v) in b.x.iter_mut().enumerate() {
+                    let byte = weights[tiled_index(rows, cols, h.token as usize, j)];
+                    *v = (byte as i64 - 128).wrapping_mul(scale) >> 8;
                 }
             }
             phase::ATTENTION_NORM | phase::FFN_NORM => {
@@ -774,7 +774,11 @@ impl<'e, 's> Exec<'e, 's> {
                         *x = x.wrapping_add(*r);
                     }
                 }
-                let norm = if at.phase == phase::FFN_NORM { m.ffn_norm(at.layer) } else { at.layer };
+                let norm = if at.phase == phase::FFN_NORM {
+                    m.ffn_norm(at.layer)
+                } else {
+                    at.layer
+                };
                 let w = m.norm(norm);
                 let r = rms(b.x);
                 for (i, (o, &x)) in b.xb.iter_mut().zip(b.x.iter()).enumerate() {
@@ -795,9 +799,16 @@ impl<'e, 's> Exec<'e, 's> {
             phase::KEY | phase::VALUE => {
                 // The rows go through xb2, free until phase 10, into the cache.
                 multiply(section, &mat, at.row, &*b.xb, &mut b.xb2[start..end]);
-                let cache = if at.phase == phase::KEY { &mut b.keys } else { &mut b.values };
+                let cache = if at.phase == phase::KEY {
+                    &mut b.keys
+                } else {
+                    &mut b.values
+                };
                 let base = cache_base;
-                for (slot, &v) in cache[base + start..base + end].iter_mut().zip(b.xb2[start..end].iter()) {
+                for (slot, &v) in cache[base + start..base + end]
+                    .iter_mut()
+                    .zip(b.xb2[start..end].iter())
+                {
                     *slot = to_cache(v)?;
                 }
             }
@@ -823,7 +834,11 @@ impl<'e, 's> Exec<'e, 's> {
                 multiply(section, &mat, at.row, xb, xb2);
             }
             phase::GATE | phase::UP => {
-                let out = if at.phase == phase::GATE { &mut b.hb } else { &mut b.hb2 };
+                let out = if at.phase == phase::GATE {
+                    &mut b.hb
+                } else {
+                    &mut b.hb2
+                };
                 let (xb, out) = (&*b.xb, &mut out[start..end]);
                 multiply(section, &mat, at.row, xb, out);
             }
@@ -948,7 +963,10 @@ impl<'e, 's> Exec<'e, 's> {
                     x ^= x << 25;
                     x ^= x >> 27;
                     h.seed = x;
-                    h.remainder = x.wrapping_mul(DRAW_MULTIPLIER).checked_rem(h.sum).unwrap_or(0);
+                    h.remainder = x
+                        .wrapping_mul(DRAW_MULTIPLIER)
+                        .checked_rem(h.sum)
+                        .unwrap_or(0);
                 }
             }
             _ => {
@@ -1023,9 +1041,18 @@ impl StateInfo {
 }
 
 /// A region of a checked state, or nothing.
-fn region<'s>(config: &Config, state: &'s [u8], pick: fn(&StateLayout, &Header) -> (usize, usize)) -> &'s [u8] {
-    let Ok(h) = Header::read_checked(config, state) else { return &[] };
-    let Ok(layout) = StateLayout::new(config, h.prompt_len as usize, h.max_tokens) else { return &[] };
+#[inline(always)]
+fn region<'s>(
+    config: &Config,
+    state: &'s [u8],
+    pick: fn(&StateLayout, &Header) -> (usize, usize),
+) -> &'s [u8] {
+    let Ok(h) = Header::read_checked(config, state) else {
+        return &[];
+    };
+    let Ok(layout) = StateLayout::new(config, h.prompt_len as usize, h.max_tokens) else {
+        return &[];
+    };
     let (start, len) = pick(&layout, &h);
     &state[start..start + len]
 }
@@ -1033,7 +1060,9 @@ fn region<'s>(config: &Config, state: &'s [u8], pick: fn(&StateLayout, &Header) 
 /// The generated token ids, four little-endian bytes each; empty for a
 /// state that does not check.
 pub fn output_tokens<'s>(config: Config, state: &'s [u8]) -> &'s [u8] {
-    region(&config, state, |l, h| (l.output_tokens, 4 * h.generated as usize))
+    region(&config, state, |l, h| {
+        (l.output_tokens, 4 * h.generated as usize)
+    })
 }
 
 /// The generated text; empty for a state that does not check.
@@ -1043,7 +1072,9 @@ pub fn output_text<'s>(config: Config, state: &'s [u8]) -> &'s [u8] {
 
 /// The prompt's tokens, four little-endian bytes each.
 pub fn prompt_tokens<'s>(config: Config, state: &'s [u8]) -> &'s [u8] {
-    region(&config, state, |l, h| (l.prompt_tokens, 4 * h.prompt_tokens as usize))
+    region(&config, state, |l, h| {
+        (l.prompt_tokens, 4 * h.prompt_tokens as usize)
+    })
 }
 
 /// The count of turns a run takes: tokenizes the prompt in `scratch` (a
@@ -1058,8 +1089,18 @@ pub fn quote_turns(
     temperature_q16: u32,
     scratch: &mut [u8],
 ) -> Result<u64, Error> {
-    let params = RunParams { prompt, max_tokens, temperature_q16, seed: 0 };
-    let input = TurnInput { config, metadata, sections: &[], allowance: CHARGES.allowance };
+    let params = RunParams {
+        prompt,
+        max_tokens,
+        temperature_q16,
+        seed: 0,
+    };
+    let input = TurnInput {
+        config,
+        metadata,
+        sections: &[],
+        allowance: CHARGES.allowance,
+    };
     quote_with(&input, &params, scratch)
 }
 

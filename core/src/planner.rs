@@ -3,7 +3,7 @@
 //! the configuration and the cursor alone, so every target cuts the forward
 //! pass at the same places. `turn` walks the same chunks this module yields.
 
-use crate::format::{Config, Layout, LayerMatrix};
+use crate::format::{Config, LayerMatrix, Layout};
 use crate::inference::{Header, StateLayout};
 use crate::Error;
 
@@ -116,20 +116,56 @@ pub const CHARGES: Charges = Charges {
     allowance: 1_350_000,
     min_allowance: 22_096,
     transaction_limit: 1_400_000,
-    matrix_setup: Linear { per_element: 6, base: 350 },
-    row: PerEight { per_eight: 37, per_rest: 8, base: 34 },
-    cache_row: PerEight { per_eight: 37, per_rest: 8, base: 42 },
-    embedding: Linear { per_element: 16, base: 512 },
-    rms_norm: Linear { per_element: 48, base: 1_500 },
-    rotary: Linear { per_element: 48, base: 512 },
-    residual_norm: Linear { per_element: 56, base: 1_500 },
-    silu: Linear { per_element: 24, base: 512 },
-    residual: Linear { per_element: 8, base: 128 },
+    matrix_setup: Linear {
+        per_element: 6,
+        base: 350,
+    },
+    row: PerEight {
+        per_eight: 37,
+        per_rest: 8,
+        base: 34,
+    },
+    cache_row: PerEight {
+        per_eight: 37,
+        per_rest: 8,
+        base: 42,
+    },
+    embedding: Linear {
+        per_element: 16,
+        base: 512,
+    },
+    rms_norm: Linear {
+        per_element: 48,
+        base: 1_500,
+    },
+    rotary: Linear {
+        per_element: 48,
+        base: 512,
+    },
+    residual_norm: Linear {
+        per_element: 56,
+        base: 1_500,
+    },
+    silu: Linear {
+        per_element: 24,
+        base: 512,
+    },
+    residual: Linear {
+        per_element: 8,
+        base: 128,
+    },
     attention_setup: [100, 80, 60, 60],
-    score: PerEight { per_eight: 53, per_rest: 11, base: 25 },
+    score: PerEight {
+        per_eight: 53,
+        per_rest: 11,
+        base: 25,
+    },
     exponential: 23,
     normalization: 8,
-    weighted_value: Linear { per_element: 11, base: 32 },
+    weighted_value: Linear {
+        per_element: 11,
+        base: 32,
+    },
     sampling_setup: 350,
     sampling_entry: [11, 36, 42],
     sampling_finish: 4_000,
@@ -138,7 +174,10 @@ pub const CHARGES: Charges = Charges {
     lookup_per_byte: 20,
     lookup_byte_cap: 128,
     tokenizer_step: 1_000,
-    merge: Linear { per_element: 4, base: 1_000 },
+    merge: Linear {
+        per_element: 4,
+        base: 1_000,
+    },
 };
 
 impl Charges {
@@ -223,7 +262,14 @@ struct Work {
 
 impl Work {
     fn vector(cost: u32) -> Work {
-        Work { total: 1, done: 0, setup: 0, per_unit: cost, finish: 0, section: 0 }
+        Work {
+            total: 1,
+            done: 0,
+            setup: 0,
+            per_unit: cost,
+            finish: 0,
+            section: 0,
+        }
     }
 }
 
@@ -312,7 +358,11 @@ fn work_at(config: &Config, layout: &Layout, run: &RunShape, c: &Cursor) -> Work
                 done: c.row,
                 setup: ch.sampling_setup,
                 per_unit: ch.sampling_entry[(c.pass % 3) as usize],
-                finish: if c.pass == last { ch.sampling_finish } else { 0 },
+                finish: if c.pass == last {
+                    ch.sampling_finish
+                } else {
+                    0
+                },
                 section: 0,
             }
         }
@@ -394,7 +444,12 @@ pub struct Walker {
 }
 
 impl Walker {
-    pub fn new(config: &Config, run: &RunShape, cursor: &Cursor, allowance: u32) -> Result<Walker, Error> {
+    pub fn new(
+        config: &Config,
+        run: &RunShape,
+        cursor: &Cursor,
+        allowance: u32,
+    ) -> Result<Walker, Error> {
         check_allowance(allowance)?;
         Ok(Walker {
             config: *config,
@@ -439,7 +494,8 @@ impl Walker {
             return None;
         }
         let completes = count == remaining;
-        let cost = CHARGES.chunk + w.setup + count * w.per_unit + if completes { w.finish } else { 0 };
+        let cost =
+            CHARGES.chunk + w.setup + count * w.per_unit + if completes { w.finish } else { 0 };
         if w.section != 0 && !self.sections[..self.section_count].contains(&w.section) {
             self.sections[self.section_count] = w.section;
             self.section_count += 1;
@@ -452,7 +508,8 @@ impl Walker {
             completes,
         };
         self.used += cost;
-        if completes && c.phase == phase::SAMPLING && (self.run.temperature_q16 == 0 || c.pass == 2) {
+        if completes && c.phase == phase::SAMPLING && (self.run.temperature_q16 == 0 || c.pass == 2)
+        {
             self.max_generated += 1;
         }
         advance(&self.config, &self.run, &mut self.cursor, &chunk);
@@ -481,7 +538,12 @@ pub fn plan_turn_with(config: Config, state: &[u8], allowance: u32) -> Result<Tu
 }
 
 /// The plan of a turn that starts at `cursor`.
-pub fn plan_cursor(config: &Config, run: &RunShape, cursor: &Cursor, allowance: u32) -> Result<TurnPlan, Error> {
+pub fn plan_cursor(
+    config: &Config,
+    run: &RunShape,
+    cursor: &Cursor,
+    allowance: u32,
+) -> Result<TurnPlan, Error> {
     check_allowance(allowance)?;
     if cursor.phase >= phase::DONE {
         return Err(Error::InvalidState);
@@ -515,7 +577,12 @@ pub fn plan_cursor(config: &Config, run: &RunShape, cursor: &Cursor, allowance: 
 
 /// The count of turns from a cursor at or past the first embedding to the
 /// end of the run, assuming no early end token.
-pub fn count_turns(config: &Config, run: &RunShape, cursor: &Cursor, allowance: u32) -> Result<u64, Error> {
+pub fn count_turns(
+    config: &Config,
+    run: &RunShape,
+    cursor: &Cursor,
+    allowance: u32,
+) -> Result<u64, Error> {
     let mut c = *cursor;
     let mut turns = 0u64;
     while c.phase < phase::DONE {
@@ -526,17 +593,28 @@ pub fn count_turns(config: &Config, run: &RunShape, cursor: &Cursor, allowance: 
 }
 
 /// Whether a cursor lies inside its run: every index it holds fits.
-pub(crate) fn cursor_in_range(config: &Config, layout: &StateLayout, run: &RunShape, c: &Cursor) -> bool {
+pub(crate) fn cursor_in_range(
+    config: &Config,
+    layout: &StateLayout,
+    run: &RunShape,
+    c: &Cursor,
+) -> bool {
     let rows_ok = match c.phase {
         _ if layer_matrix(c.phase).is_some() => {
             c.row < layer_matrix(c.phase).map_or(0, |m| m.shape(config).0)
         }
         phase::ATTENTION => {
-            let limit = if c.stage == 3 { config.head_size() as u32 } else { c.position + 1 };
+            let limit = if c.stage == 3 {
+                config.head_size() as u32
+            } else {
+                c.position + 1
+            };
             c.row < config.n_heads && c.stage < 4 && c.index < limit
         }
         phase::CLASSIFIER => c.row < config.vocab_size,
-        phase::SAMPLING => c.row < config.vocab_size && c.pass < if run.temperature_q16 == 0 { 1 } else { 3 },
+        phase::SAMPLING => {
+            c.row < config.vocab_size && c.pass < if run.temperature_q16 == 0 { 1 } else { 3 }
+        }
         _ => c.row == 0,
     };
     let tokenizing = c.phase < phase::EMBEDDING;

@@ -57,6 +57,7 @@ pub mod config {
 pub struct ConfigAccount<'a>(pub &'a [u8]);
 
 impl<'a> ConfigAccount<'a> {
+    #[inline(always)]
     pub fn read(data: &'a [u8]) -> Result<Self, Mismatch> {
         if !tag_is(data, &CONFIG_TAG) {
             return Err(Mismatch::Kind);
@@ -66,9 +67,11 @@ impl<'a> ConfigAccount<'a> {
         }
         Ok(Self(data))
     }
+    #[inline(always)]
     pub fn admin(&self) -> &'a Address {
         address(self.0, config::ADMIN)
     }
+    #[inline(always)]
     pub fn allowance(&self) -> u32 {
         read_u32(self.0, config::ALLOWANCE)
     }
@@ -114,6 +117,7 @@ pub mod model {
 pub struct ModelAccount<'a>(pub &'a [u8]);
 
 impl<'a> ModelAccount<'a> {
+    #[inline(always)]
     pub fn read(data: &'a [u8]) -> Result<Self, Mismatch> {
         if !tag_is(data, &MODEL_TAG) {
             return Err(Mismatch::Kind);
@@ -124,44 +128,57 @@ impl<'a> ModelAccount<'a> {
         }
         Ok(Self(data))
     }
+    #[inline(always)]
     pub fn config_account(&self) -> &'a Address {
         address(self.0, model::CONFIG_ACCOUNT)
     }
+    #[inline(always)]
     pub fn owner(&self) -> &'a Address {
         address(self.0, model::OWNER)
     }
+    #[inline(always)]
     pub fn royalty(&self) -> u64 {
         read_u64(self.0, model::ROYALTY)
     }
     /// The model's configuration, as recorded (`Config::read` checks it).
+    #[inline(always)]
     pub fn model_config(&self) -> &'a [u8] {
         &self.0[model::MODEL_CONFIG..model::MODEL_CONFIG + Config::LEN]
     }
+    #[inline(always)]
     pub fn section_count(&self) -> usize {
         read_u32(self.0, model::SECTION_COUNT) as usize
     }
+    #[inline(always)]
     pub fn status(&self) -> u32 {
         read_u32(self.0, model::STATUS)
     }
+    #[inline(always)]
     pub fn seal_section(&self) -> u32 {
         read_u32(self.0, model::SEAL_SECTION)
     }
+    #[inline(always)]
     pub fn seal_offset(&self) -> u64 {
         read_u64(self.0, model::SEAL_OFFSET)
     }
+    #[inline(always)]
     pub fn seal_chain(&self) -> &'a Address {
         address(self.0, model::SEAL_CHAIN)
     }
+    #[inline(always)]
     fn entry(&self, section: usize) -> usize {
         model::HEADER_LEN + model::ENTRY_LEN * section
     }
     /// The weight account of `section` (the caller checks the index).
+    #[inline(always)]
     pub fn section_address(&self, section: usize) -> &'a Address {
         address(self.0, self.entry(section) + model::ENTRY_ADDRESS)
     }
+    #[inline(always)]
     pub fn section_len(&self, section: usize) -> u64 {
         read_u64(self.0, self.entry(section) + model::ENTRY_LENGTH)
     }
+    #[inline(always)]
     pub fn section_digest(&self, section: usize) -> &'a Address {
         address(self.0, self.entry(section) + model::ENTRY_DIGEST)
     }
@@ -184,6 +201,7 @@ pub const WEIGHT_HEADER_LEN: usize = weight::HEADER_LEN;
 pub struct WeightAccount<'a>(pub &'a [u8]);
 
 impl<'a> WeightAccount<'a> {
+    #[inline(always)]
     pub fn read(data: &'a [u8]) -> Result<Self, Mismatch> {
         if !tag_is(data, &WEIGHT_TAG) {
             return Err(Mismatch::Kind);
@@ -195,13 +213,16 @@ impl<'a> WeightAccount<'a> {
         }
         Ok(Self(data))
     }
+    #[inline(always)]
     pub fn model(&self) -> &'a Address {
         address(self.0, weight::MODEL)
     }
+    #[inline(always)]
     pub fn section(&self) -> u32 {
         read_u32(self.0, weight::SECTION)
     }
     /// The section's bytes.
+    #[inline(always)]
     pub fn bytes(&self) -> &'a [u8] {
         &self.0[weight::HEADER_LEN..]
     }
@@ -231,6 +252,7 @@ pub const RUN_HEADER_LEN: usize = run::HEADER_LEN;
 pub struct RunAccount<'a>(pub &'a [u8]);
 
 impl<'a> RunAccount<'a> {
+    #[inline(always)]
     pub fn read(data: &'a [u8]) -> Result<Self, Mismatch> {
         if !tag_is(data, &RUN_TAG) {
             return Err(Mismatch::Kind);
@@ -240,25 +262,32 @@ impl<'a> RunAccount<'a> {
         }
         Ok(Self(data))
     }
+    #[inline(always)]
     pub fn model(&self) -> &'a Address {
         address(self.0, run::MODEL)
     }
+    #[inline(always)]
     pub fn opener(&self) -> &'a Address {
         address(self.0, run::OPENER)
     }
+    #[inline(always)]
     pub fn royalty(&self) -> u64 {
         read_u64(self.0, run::ROYALTY)
     }
+    #[inline(always)]
     pub fn deposited(&self) -> u64 {
         read_u64(self.0, run::DEPOSITED)
     }
+    #[inline(always)]
     pub fn escrow(&self) -> u64 {
         read_u64(self.0, run::ESCROW)
     }
+    #[inline(always)]
     pub fn paid(&self) -> u64 {
         read_u64(self.0, run::PAID)
     }
     /// The core state.
+    #[inline(always)]
     pub fn state(&self) -> &'a [u8] {
         &self.0[run::HEADER_LEN..]
     }
@@ -311,13 +340,29 @@ pub mod tag {
 /// A decoded instruction, borrowing its variable parts from the data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Instruction<'a> {
-    InitConfig { allowance: u32 },
-    SetAllowance { allowance: u32 },
+    InitConfig {
+        allowance: u32,
+    },
+    SetAllowance {
+        allowance: u32,
+    },
     /// `sections` holds `count` entries of 40 bytes: length u64, digest.
-    InitModel { royalty: u64, config: &'a [u8], sections: &'a [u8] },
-    Write { offset: u64, bytes: &'a [u8] },
+    InitModel {
+        royalty: u64,
+        config: &'a [u8],
+        sections: &'a [u8],
+    },
+    Write {
+        offset: u64,
+        bytes: &'a [u8],
+    },
     SealModel,
-    OpenRun { max_tokens: u32, temperature_q16: u32, seed: u64, prompt: &'a [u8] },
+    OpenRun {
+        max_tokens: u32,
+        temperature_q16: u32,
+        seed: u64,
+        prompt: &'a [u8],
+    },
     Turn,
     CloseRun,
 }
@@ -331,17 +376,31 @@ impl<'a> Instruction<'a> {
         let (&t, rest) = data.split_first()?;
         let exact = |n: usize| rest.len() == n;
         Some(match t {
-            tag::INIT_CONFIG if exact(4) => Instruction::InitConfig { allowance: read_u32(rest, 0) },
-            tag::SET_ALLOWANCE if exact(4) => Instruction::SetAllowance { allowance: read_u32(rest, 0) },
+            tag::INIT_CONFIG if exact(4) => Instruction::InitConfig {
+                allowance: read_u32(rest, 0),
+            },
+            tag::SET_ALLOWANCE if exact(4) => Instruction::SetAllowance {
+                allowance: read_u32(rest, 0),
+            },
             tag::INIT_MODEL if rest.len() >= 40 => {
+                // Compared by division: SBF has no overflow-checked multiply.
                 let count = read_u32(rest, 36) as usize;
                 let sections = &rest[40..];
-                if sections.len() != count.checked_mul(INIT_MODEL_ENTRY_LEN)? {
+                if sections.len() % INIT_MODEL_ENTRY_LEN != 0
+                    || sections.len() / INIT_MODEL_ENTRY_LEN != count
+                {
                     return None;
                 }
-                Instruction::InitModel { royalty: read_u64(rest, 0), config: &rest[8..36], sections }
+                Instruction::InitModel {
+                    royalty: read_u64(rest, 0),
+                    config: &rest[8..36],
+                    sections,
+                }
             }
-            tag::WRITE if rest.len() >= 8 => Instruction::Write { offset: read_u64(rest, 0), bytes: &rest[8..] },
+            tag::WRITE if rest.len() >= 8 => Instruction::Write {
+                offset: read_u64(rest, 0),
+                bytes: &rest[8..],
+            },
             tag::SEAL_MODEL if exact(0) => Instruction::SealModel,
             tag::OPEN_RUN if rest.len() >= 16 => Instruction::OpenRun {
                 max_tokens: read_u32(rest, 0),
@@ -368,11 +427,17 @@ impl<'a> Instruction<'a> {
                 out.push(tag::SET_ALLOWANCE);
                 out.extend_from_slice(&allowance.to_le_bytes());
             }
-            Instruction::InitModel { royalty, config, sections } => {
+            Instruction::InitModel {
+                royalty,
+                config,
+                sections,
+            } => {
                 out.push(tag::INIT_MODEL);
                 out.extend_from_slice(&royalty.to_le_bytes());
                 out.extend_from_slice(config);
-                out.extend_from_slice(&((sections.len() / INIT_MODEL_ENTRY_LEN) as u32).to_le_bytes());
+                out.extend_from_slice(
+                    &((sections.len() / INIT_MODEL_ENTRY_LEN) as u32).to_le_bytes(),
+                );
                 out.extend_from_slice(sections);
             }
             Instruction::Write { offset, bytes } => {
@@ -381,7 +446,12 @@ impl<'a> Instruction<'a> {
                 out.extend_from_slice(bytes);
             }
             Instruction::SealModel => out.push(tag::SEAL_MODEL),
-            Instruction::OpenRun { max_tokens, temperature_q16, seed, prompt } => {
+            Instruction::OpenRun {
+                max_tokens,
+                temperature_q16,
+                seed,
+                prompt,
+            } => {
                 out.push(tag::OPEN_RUN);
                 out.extend_from_slice(&max_tokens.to_le_bytes());
                 out.extend_from_slice(&temperature_q16.to_le_bytes());

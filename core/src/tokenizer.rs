@@ -22,6 +22,7 @@ pub const BYTE_TOKEN_OFFSET: u32 = 3;
 pub const MERGE_FLOOR_KEY: u32 = !0xD015_02F9;
 
 /// Compares `t` with the concatenation `a ++ b`, bytewise as `strcmp` does.
+#[inline(always)]
 fn cmp_joined(t: &[u8], a: &[u8], b: &[u8]) -> Ordering {
     let n = a.len().min(t.len());
     match t[..n].cmp(&a[..n]) {
@@ -33,7 +34,7 @@ fn cmp_joined(t: &[u8], a: &[u8], b: &[u8]) -> Ordering {
 
 impl<'a> Metadata<'a> {
     /// A token's bytes; empty for an id out of range.
-    #[inline]
+    #[inline(always)]
     pub fn token(&self, id: u32) -> &'a [u8] {
         if id >= self.config.vocab_size {
             return &[];
@@ -167,7 +168,13 @@ fn character_len(prompt: &[u8], at: usize) -> usize {
 /// charged from the planner's table with the byte lengths it really looks
 /// up. Returns the compute units charged; stops at the first chunk that does
 /// not fit `left`, and after the chunk that finishes tokenizing.
-pub(crate) fn tokenize(m: &Metadata, h: &mut Header, prompt: &[u8], tokens: &mut [u32], left: u32) -> Result<u32, Error> {
+pub(crate) fn tokenize(
+    m: &Metadata,
+    h: &mut Header,
+    prompt: &[u8],
+    tokens: &mut [u32],
+    left: u32,
+) -> Result<u32, Error> {
     let ch = &CHARGES;
     let vocab = m.config.vocab_size;
     let mut used = 0u32;
@@ -175,7 +182,12 @@ pub(crate) fn tokenize(m: &Metadata, h: &mut Header, prompt: &[u8], tokens: &mut
         let fits = |cost: u32| used + cost + ch.chunk <= left;
         match h.phase {
             phase::OPEN => {
-                let cost = ch.tokenizer_step + if prompt.is_empty() { 0 } else { ch.lookup(vocab, 1) };
+                let cost = ch.tokenizer_step
+                    + if prompt.is_empty() {
+                        0
+                    } else {
+                        ch.lookup(vocab, 1)
+                    };
                 if !fits(cost) {
                     break;
                 }
@@ -183,7 +195,11 @@ pub(crate) fn tokenize(m: &Metadata, h: &mut Header, prompt: &[u8], tokens: &mut
                 h.prompt_tokens = 1;
                 if !prompt.is_empty() {
                     let space = m.lookup(b" ");
-                    tokens[1] = if space == NO_TOKEN { b' ' as u32 + BYTE_TOKEN_OFFSET } else { space };
+                    tokens[1] = if space == NO_TOKEN {
+                        b' ' as u32 + BYTE_TOKEN_OFFSET
+                    } else {
+                        space
+                    };
                     h.prompt_tokens = 2;
                 }
                 h.tok_byte = 0;

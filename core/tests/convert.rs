@@ -19,11 +19,17 @@ fn tables_are_within_one_of_the_exact_values() {
     assert_eq!(exp.len(), TABLE_LEN);
     assert_eq!(exp[0], 1 << 30);
     for (k, &e) in exp.iter().enumerate() {
-        assert!(close(e as i64, (-(k as f64) / 256.0).exp() * 2f64.powi(30)), "exp {k}");
+        assert!(
+            close(e as i64, (-(k as f64) / 256.0).exp() * 2f64.powi(30)),
+            "exp {k}"
+        );
     }
     for (k, &s) in silu_table().iter().enumerate() {
         let x = -16.0 + k as f64 / 128.0;
-        assert!(close(s as i64, x / (1.0 + (-x).exp()) * 65536.0), "silu {k}");
+        assert!(
+            close(s as i64, x / (1.0 + (-x).exp()) * 65536.0),
+            "silu {k}"
+        );
     }
     for config in [STORIES15M, metadata(stories260k()).config] {
         let rope = rope_table(&config).unwrap();
@@ -32,8 +38,14 @@ fn tables_are_within_one_of_the_exact_values() {
             for i in 0..hs / 2 {
                 let f = 10000f64.powf(-2.0 * i as f64 / hs as f64);
                 let at = 2 * (p * hs / 2 + i);
-                assert!(close(rope[at] as i64, (p as f64 * f).cos() * 2f64.powi(24)), "cos {p} {i}");
-                assert!(close(rope[at + 1] as i64, (p as f64 * f).sin() * 2f64.powi(24)), "sin {p} {i}");
+                assert!(
+                    close(rope[at] as i64, (p as f64 * f).cos() * 2f64.powi(24)),
+                    "cos {p} {i}"
+                );
+                assert!(
+                    close(rope[at + 1] as i64, (p as f64 * f).sin() * 2f64.powi(24)),
+                    "sin {p} {i}"
+                );
             }
         }
     }
@@ -41,7 +53,18 @@ fn tables_are_within_one_of_the_exact_values() {
 
 #[test]
 fn score_keys_sort_as_the_floats() {
-    let scores = [f32::NEG_INFINITY, -1e10, -3.5, -1.0, -0.0, 0.0, 1e-30, 2.0, 1e10, f32::INFINITY];
+    let scores = [
+        f32::NEG_INFINITY,
+        -1e10,
+        -3.5,
+        -1.0,
+        -0.0,
+        0.0,
+        1e-30,
+        2.0,
+        1e10,
+        f32::INFINITY,
+    ];
     let keys: Vec<u32> = scores.iter().map(|&s| score_key(s).unwrap()).collect();
     for w in keys.windows(2) {
         assert!(w[0] <= w[1]);
@@ -84,8 +107,14 @@ fn an_unshared_classifier_follows_the_embedding() {
 fn sha256_matches_known_digests() {
     use curta_core::sha256::{hex, sha256, Sha256};
     let hexed = |d| String::from_utf8(hex(&d).to_vec()).unwrap();
-    assert_eq!(hexed(sha256(b"")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    assert_eq!(hexed(sha256(b"abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    assert_eq!(
+        hexed(sha256(b"")),
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    );
+    assert_eq!(
+        hexed(sha256(b"abc")),
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
     let long: Vec<u8> = (0..1000u32).map(|i| i as u8).collect();
     let mut s = Sha256::new();
     for part in long.chunks(37) {

@@ -5,11 +5,13 @@
 mod common;
 
 use common::*;
-use curta_core::convert::{convert, synthetic_checkpoint};
+use curta_core::convert::convert;
 use curta_core::format::{header, SECTION_TABLE};
 use curta_core::inference::{field, turn_with, TurnInput};
 use curta_core::planner::{plan_turn_with, CHARGES};
-use curta_core::{init_state, planner, state_size, turn, Config, Error, Metadata, StateInfo, WeightSection};
+use curta_core::{
+    init_state, planner, state_size, turn, Config, Error, Metadata, StateInfo, WeightSection,
+};
 
 const PROMPT: &[u8] = b"Once upon a time";
 
@@ -22,7 +24,12 @@ fn refused(input: &TurnInput, state: &mut [u8]) -> Error {
 }
 
 fn input<'a>(m: &Metadata<'a>, sections: &'a [WeightSection<'a>], allowance: u32) -> TurnInput<'a> {
-    TurnInput { config: m.config, metadata: m.bytes, sections, allowance }
+    TurnInput {
+        config: m.config,
+        metadata: m.bytes,
+        sections,
+        allowance,
+    }
 }
 
 /// A stories260K state that has run `turns` turns.
@@ -43,10 +50,10 @@ fn invalid_config() {
         |c| c.dim = 0,
         |c| c.hidden_dim = 0,
         |c| c.n_layers = 0,
-        |c| c.n_heads = 3,     // does not divide 64
-        |c| c.n_kv_heads = 3,  // does not divide 8 heads
-        |c| c.n_kv_heads = 16, // more than the heads
-        |c| c.n_heads = 64,    // head size 1: no rotary pairs
+        |c| c.n_heads = 3,      // does not divide 64
+        |c| c.n_kv_heads = 3,   // does not divide 8 heads
+        |c| c.n_kv_heads = 16,  // more than the heads
+        |c| c.n_heads = 64,     // head size 1: no rotary pairs
         |c| c.vocab_size = 258, // no room for the byte tokens
         |c| c.seq_len = 0,
     ];
@@ -56,7 +63,10 @@ fn invalid_config() {
         assert_eq!(state_size(c, 16, 12), Err(Error::InvalidConfig), "{c:?}");
         assert_eq!(Config::read(&c.to_bytes()), Err(Error::InvalidConfig));
     }
-    assert_eq!(Config::read(&good.to_bytes()[..27]), Err(Error::InvalidConfig));
+    assert_eq!(
+        Config::read(&good.to_bytes()[..27]),
+        Err(Error::InvalidConfig)
+    );
 
     // A turn allowance outside 22,096..=1,350,000.
     let artifact = stories260k();
@@ -64,8 +74,14 @@ fn invalid_config() {
     let mut state = state_after(1);
     let sections = plan_sections(artifact, &m, &state);
     for allowance in [0, 22_095, 1_350_001, u32::MAX] {
-        assert_eq!(refused(&input(&m, &sections, allowance), &mut state), Error::InvalidConfig);
-        assert_eq!(plan_turn_with(m.config, &state, allowance), Err(Error::InvalidConfig));
+        assert_eq!(
+            refused(&input(&m, &sections, allowance), &mut state),
+            Error::InvalidConfig
+        );
+        assert_eq!(
+            plan_turn_with(m.config, &state, allowance),
+            Err(Error::InvalidConfig)
+        );
     }
     // Metadata of another configuration.
     let mut other = input(&m, &sections, CHARGES.allowance);
@@ -91,7 +107,10 @@ fn an_allowance_that_cannot_fit_one_chunk_fails_clearly() {
                 .iter()
                 .map(|&i| {
                     let o = m.section_offset(i as usize);
-                    WeightSection { index: i, bytes: &artifact[o..o + m.section_len(i as usize)] }
+                    WeightSection {
+                        index: i,
+                        bytes: &artifact[o..o + m.section_len(i as usize)],
+                    }
                 })
                 .collect(),
             Err(_) => vec![],
@@ -108,7 +127,10 @@ fn an_allowance_that_cannot_fit_one_chunk_fails_clearly() {
     };
     assert_eq!(error, Error::InvalidConfig);
     assert!(turns >= 2);
-    assert_eq!(StateInfo::read(&state).unwrap().phase, planner::phase::ATTENTION_NORM);
+    assert_eq!(
+        StateInfo::read(&state).unwrap().phase,
+        planner::phase::ATTENTION_NORM
+    );
 }
 
 #[test]
@@ -121,17 +143,50 @@ fn invalid_format() {
         Metadata::new(&z).err()
     };
     assert_eq!(broken(0, b"CURTAW02"), Some(Error::InvalidFormat)); // tag
-    assert_eq!(broken(header::VERSION, &2u32.to_le_bytes()), Some(Error::InvalidFormat));
-    assert_eq!(broken(header::SECTION_COUNT, &4u32.to_le_bytes()), Some(Error::InvalidFormat));
-    assert_eq!(broken(SECTION_TABLE + 8, &1u64.to_le_bytes()), Some(Error::InvalidFormat)); // section zero's length
-    assert_eq!(broken(SECTION_TABLE + 24, &7u64.to_le_bytes()), Some(Error::InvalidFormat)); // a section's length
-    assert_eq!(broken(header::EXP_TABLE, &u32::MAX.to_le_bytes()), Some(Error::InvalidFormat)); // offset past the end
-    assert_eq!(broken(header::TOKEN_SORTED, &4u32.to_le_bytes()), Some(Error::InvalidFormat)); // inside the header
-    assert_eq!(broken(header::TOKEN_BYTES_LEN, &u32::MAX.to_le_bytes()), Some(Error::InvalidFormat));
-    assert_eq!(broken(header::FLAGS, &2u32.to_le_bytes()), Some(Error::InvalidFormat));
-    assert_eq!(broken(header::MAX_TOKEN_LEN, &129u32.to_le_bytes()), Some(Error::InvalidFormat));
-    assert_eq!(Metadata::new(&zero[..100]).err(), Some(Error::InvalidFormat));
-    assert_eq!(Metadata::new(&zero[..zero.len() - 8]).err(), Some(Error::InvalidFormat));
+    assert_eq!(
+        broken(header::VERSION, &2u32.to_le_bytes()),
+        Some(Error::InvalidFormat)
+    );
+    assert_eq!(
+        broken(header::SECTION_COUNT, &4u32.to_le_bytes()),
+        Some(Error::InvalidFormat)
+    );
+    assert_eq!(
+        broken(SECTION_TABLE + 8, &1u64.to_le_bytes()),
+        Some(Error::InvalidFormat)
+    ); // section zero's length
+    assert_eq!(
+        broken(SECTION_TABLE + 24, &7u64.to_le_bytes()),
+        Some(Error::InvalidFormat)
+    ); // a section's length
+    assert_eq!(
+        broken(header::EXP_TABLE, &u32::MAX.to_le_bytes()),
+        Some(Error::InvalidFormat)
+    ); // offset past the end
+    assert_eq!(
+        broken(header::TOKEN_SORTED, &4u32.to_le_bytes()),
+        Some(Error::InvalidFormat)
+    ); // inside the header
+    assert_eq!(
+        broken(header::TOKEN_BYTES_LEN, &u32::MAX.to_le_bytes()),
+        Some(Error::InvalidFormat)
+    );
+    assert_eq!(
+        broken(header::FLAGS, &2u32.to_le_bytes()),
+        Some(Error::InvalidFormat)
+    );
+    assert_eq!(
+        broken(header::MAX_TOKEN_LEN, &129u32.to_le_bytes()),
+        Some(Error::InvalidFormat)
+    );
+    assert_eq!(
+        Metadata::new(&zero[..100]).err(),
+        Some(Error::InvalidFormat)
+    );
+    assert_eq!(
+        Metadata::new(&zero[..zero.len() - 8]).err(),
+        Some(Error::InvalidFormat)
+    );
 
     // A turn given broken metadata refuses before writing.
     let m = metadata(artifact);
@@ -139,28 +194,60 @@ fn invalid_format() {
     let sections = plan_sections(artifact, &m, &state);
     let mut bad = zero.clone();
     bad[0] = b'X';
-    let bad_input = TurnInput { config: m.config, metadata: &bad, sections: &sections, allowance: CHARGES.allowance };
+    let bad_input = TurnInput {
+        config: m.config,
+        metadata: &bad,
+        sections: &sections,
+        allowance: CHARGES.allowance,
+    };
     assert_eq!(refused(&bad_input, &mut state), Error::InvalidFormat);
 
     // Checkpoints and tokenizers that do not match their formats.
     let checkpoint = model_file("stories260K.bin");
     let tokenizer = model_file("tok512.bin");
-    assert_eq!(convert(&checkpoint[..checkpoint.len() - 4], &tokenizer).err(), Some(Error::InvalidFormat));
-    assert_eq!(convert(&[&checkpoint[..], &[0; 4]].concat(), &tokenizer).err(), Some(Error::InvalidFormat));
-    assert_eq!(convert(&checkpoint[..20], &tokenizer).err(), Some(Error::InvalidFormat));
-    assert_eq!(convert(&checkpoint, &tokenizer[..tokenizer.len() - 1]).err(), Some(Error::InvalidFormat));
-    assert_eq!(convert(&checkpoint, &[&tokenizer[..], b"x"].concat()).err(), Some(Error::InvalidFormat));
+    assert_eq!(
+        convert(&checkpoint[..checkpoint.len() - 4], &tokenizer).err(),
+        Some(Error::InvalidFormat)
+    );
+    assert_eq!(
+        convert(&[&checkpoint[..], &[0; 4]].concat(), &tokenizer).err(),
+        Some(Error::InvalidFormat)
+    );
+    assert_eq!(
+        convert(&checkpoint[..20], &tokenizer).err(),
+        Some(Error::InvalidFormat)
+    );
+    assert_eq!(
+        convert(&checkpoint, &tokenizer[..tokenizer.len() - 1]).err(),
+        Some(Error::InvalidFormat)
+    );
+    assert_eq!(
+        convert(&checkpoint, &[&tokenizer[..], b"x"].concat()).err(),
+        Some(Error::InvalidFormat)
+    );
     let mut nan_score = tokenizer.clone();
     nan_score[4..8].copy_from_slice(&f32::NAN.to_le_bytes());
-    assert_eq!(convert(&checkpoint, &nan_score).err(), Some(Error::InvalidFormat));
+    assert_eq!(
+        convert(&checkpoint, &nan_score).err(),
+        Some(Error::InvalidFormat)
+    );
     let mut nan_weight = checkpoint.clone();
     nan_weight[28..32].copy_from_slice(&f32::NAN.to_le_bytes());
-    assert_eq!(convert(&nan_weight, &tokenizer).err(), Some(Error::InvalidFormat));
+    assert_eq!(
+        convert(&nan_weight, &tokenizer).err(),
+        Some(Error::InvalidFormat)
+    );
     let mut negative_dim = checkpoint.clone();
     negative_dim[0..4].copy_from_slice(&(-64i32).to_le_bytes());
-    assert_eq!(convert(&negative_dim, &tokenizer).err(), Some(Error::InvalidFormat));
+    assert_eq!(
+        convert(&negative_dim, &tokenizer).err(),
+        Some(Error::InvalidFormat)
+    );
     // The tokenizer of another vocabulary size.
-    assert_eq!(convert(&checkpoint, &model_file("tokenizer.bin")).err(), Some(Error::InvalidFormat));
+    assert_eq!(
+        convert(&checkpoint, &model_file("tokenizer.bin")).err(),
+        Some(Error::InvalidFormat)
+    );
 }
 
 #[test]
@@ -174,7 +261,8 @@ fn invalid_state() {
         mutate(&mut state);
         refused(&input(&m, &sections, CHARGES.allowance), &mut state)
     };
-    let put = |at: usize, v: u32| move |s: &mut [u8]| s[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    let put =
+        |at: usize, v: u32| move |s: &mut [u8]| s[at..at + 4].copy_from_slice(&v.to_le_bytes());
     assert_eq!(run(&|s| s[0] = b'X'), Error::InvalidState); // tag
     assert_eq!(run(&put(field::PHASE, 21)), Error::InvalidState);
     assert_eq!(run(&put(field::LAYER, 5)), Error::InvalidState);
@@ -182,7 +270,10 @@ fn invalid_state() {
     assert_eq!(run(&put(field::TOKEN, 512)), Error::InvalidState);
     assert_eq!(run(&put(field::MAX_TOKENS, 13)), Error::InvalidState); // size no longer matches
     assert_eq!(run(&put(field::PROMPT_LEN, 2000)), Error::InvalidState);
-    assert_eq!(run(&put(field::TEMPERATURE, (16 << 16) + 1)), Error::InvalidState);
+    assert_eq!(
+        run(&put(field::TEMPERATURE, (16 << 16) + 1)),
+        Error::InvalidState
+    );
     assert_eq!(run(&put(field::GENERATED, 13)), Error::InvalidState);
     assert_eq!(run(&put(field::PROMPT_TOKENS, 19)), Error::InvalidState);
     let heads = m.config.n_heads;
@@ -198,7 +289,9 @@ fn invalid_state() {
     };
     assert_eq!(run(&stage_past_three), Error::InvalidState);
     let prompt_token_past_the_vocabulary = |s: &mut [u8]| {
-        let at = curta_core::inference::StateLayout::new(&m.config, 16, 12).unwrap().prompt_tokens;
+        let at = curta_core::inference::StateLayout::new(&m.config, 16, 12)
+            .unwrap()
+            .prompt_tokens;
         put(at, 512)(s);
     };
     assert_eq!(run(&prompt_token_past_the_vocabulary), Error::InvalidState);
@@ -206,17 +299,32 @@ fn invalid_state() {
     // The wrong size, and a buffer not aligned to eight.
     let mut longer = Aligned::new(base.len() + 8);
     longer[..base.len()].copy_from_slice(&base);
-    assert_eq!(refused(&input(&m, &sections, CHARGES.allowance), &mut longer), Error::InvalidState);
+    assert_eq!(
+        refused(&input(&m, &sections, CHARGES.allowance), &mut longer),
+        Error::InvalidState
+    );
     let mut shifted = Aligned::new(base.len() + 1);
     shifted[1..].copy_from_slice(&base);
-    assert_eq!(refused(&input(&m, &sections, CHARGES.allowance), &mut shifted[1..]), Error::InvalidState);
-    assert_eq!(planner::plan_turn(m.config, &shifted[1..]), Err(Error::InvalidState));
+    assert_eq!(
+        refused(&input(&m, &sections, CHARGES.allowance), &mut shifted[1..]),
+        Error::InvalidState
+    );
+    assert_eq!(
+        planner::plan_turn(m.config, &shifted[1..]),
+        Err(Error::InvalidState)
+    );
 
     // A complete run.
     let mut done = new_state(m.config, PROMPT, 12, 0, 0);
     run_to_end(artifact, &m, &mut done);
-    assert_eq!(refused(&input(&m, &sections, CHARGES.allowance), &mut done), Error::InvalidState);
-    assert_eq!(planner::plan_turn(m.config, &done), Err(Error::InvalidState));
+    assert_eq!(
+        refused(&input(&m, &sections, CHARGES.allowance), &mut done),
+        Error::InvalidState
+    );
+    assert_eq!(
+        planner::plan_turn(m.config, &done),
+        Err(Error::InvalidState)
+    );
     assert_eq!(StateInfo::read(&done[..100]), Err(Error::InvalidState));
 }
 
@@ -226,7 +334,10 @@ fn buffer_too_small() {
     let size = state_size(c, PROMPT.len(), 12).unwrap();
     for len in [0, size - 1, size + 8] {
         let mut buffer = Aligned::new(len);
-        assert_eq!(init_state(c, &mut buffer, PROMPT, 12, 0, 0), Err(Error::BufferTooSmall));
+        assert_eq!(
+            init_state(c, &mut buffer, PROMPT, 12, 0, 0),
+            Err(Error::BufferTooSmall)
+        );
         assert!(buffer.iter().all(|&b| b == 0));
     }
 }
@@ -238,14 +349,26 @@ fn missing_weights() {
     let mut state = state_after(1);
     let sections = plan_sections(artifact, &m, &state);
     assert!(!sections.is_empty());
-    assert_eq!(refused(&input(&m, &[], CHARGES.allowance), &mut state), Error::MissingWeights);
+    assert_eq!(
+        refused(&input(&m, &[], CHARGES.allowance), &mut state),
+        Error::MissingWeights
+    );
     let mut renamed = sections.clone();
     renamed[0].index = 7;
-    assert_eq!(refused(&input(&m, &renamed, CHARGES.allowance), &mut state), Error::MissingWeights);
+    assert_eq!(
+        refused(&input(&m, &renamed, CHARGES.allowance), &mut state),
+        Error::MissingWeights
+    );
     let mut short = sections.clone();
     short[0].bytes = &short[0].bytes[..short[0].bytes.len() - 1];
-    assert_eq!(refused(&input(&m, &short, CHARGES.allowance), &mut state), Error::MissingWeights);
-    assert_eq!(turn(m.config, &mut state, m.bytes, &sections).map(|_| ()), Ok(()));
+    assert_eq!(
+        refused(&input(&m, &short, CHARGES.allowance), &mut state),
+        Error::MissingWeights
+    );
+    assert_eq!(
+        turn(m.config, &mut state, m.bytes, &sections).map(|_| ()),
+        Ok(())
+    );
 }
 
 #[test]
@@ -253,7 +376,8 @@ fn invalid_prompt() {
     let c = metadata(stories260k()).config;
     let mut buffer = Aligned::new(state_size(c, 16, 12).unwrap());
     let init = |prompt: &[u8], max: u32, temperature: u32| {
-        let mut buffer = Aligned::new(state_size(c, prompt.len().min(1024), max.clamp(1, 512)).unwrap());
+        let mut buffer =
+            Aligned::new(state_size(c, prompt.len().min(1024), max.clamp(1, 512)).unwrap());
         init_state(c, &mut buffer, prompt, max, temperature, 0)
     };
     assert_eq!(init(&[b'a'; 1025], 12, 0), Err(Error::InvalidPrompt));
@@ -301,20 +425,19 @@ fn context_exceeded() {
 
 #[test]
 fn arithmetic() {
-    // Key weights of 30,000 on inputs near one give keys far past 32 bits
-    // (with 16 fractional bits, 32,768 is the largest that fits).
-    let mut checkpoint = synthetic_checkpoint(&TINY, 3).unwrap();
-    let (d, v) = (TINY.dim as usize, TINY.vocab_size as usize);
-    let wk = 28 + 4 * (v * d + d + d * d);
-    for i in 0..d * d {
-        checkpoint[wk + 4 * i..wk + 4 * i + 4].copy_from_slice(&30_000f32.to_le_bytes());
-    }
-    let artifact = convert(&checkpoint, &tiny_tokenizer(TINY.vocab_size)).unwrap();
+    let artifact = convert(
+        &curta_core::convert::overflowing_checkpoint(),
+        &tiny_tokenizer(TINY.vocab_size),
+    )
+    .unwrap();
     let m = metadata(&artifact);
     let mut state = new_state(m.config, b"a", 2, 0, 0);
     step(&artifact, &m, &mut state); // tokenizing
     let sections = plan_sections(&artifact, &m, &state);
-    assert_eq!(turn(m.config, &mut state, m.bytes, &sections).unwrap_err(), Error::Arithmetic);
+    assert_eq!(
+        turn(m.config, &mut state, m.bytes, &sections).unwrap_err(),
+        Error::Arithmetic
+    );
 }
 
 #[test]

@@ -16,7 +16,10 @@ fn reference_run_generates_what_float_llama2c_does() {
     let mut state = new_state(m.config, PROMPT, 12, 0, 0);
     let turns = run_to_end(artifact, &m, &mut state);
     assert_eq!(turns, 20);
-    assert_eq!(output_text(m.config, &state), b", there was a little girl named Lily. She");
+    assert_eq!(
+        output_text(m.config, &state),
+        b", there was a little girl named Lily. She"
+    );
     assert_eq!(
         u32s(output_tokens(m.config, &state)),
         [432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338]
@@ -52,7 +55,10 @@ fn run_straight(prompt: &[u8], max: u32, temperature: u32, seed: u64) -> Vec<u8>
 fn a_run_resumed_from_its_bytes_ends_in_the_same_bytes() {
     for (max, temperature, seed) in [(12, 0, 0), (24, 52_429, 7)] {
         let straight = run_straight(PROMPT, max, temperature, seed);
-        assert_eq!(sha256(&run_resumed(PROMPT, max, temperature, seed)), sha256(&straight));
+        assert_eq!(
+            sha256(&run_resumed(PROMPT, max, temperature, seed)),
+            sha256(&straight)
+        );
     }
 }
 
@@ -68,7 +74,10 @@ fn sampling_is_reproducible_from_the_seed() {
     // Seed zero starts the generator at the golden-ratio constant.
     let zero = run_straight(PROMPT, 40, t08, 0);
     let constant = run_straight(PROMPT, 40, t08, curta_core::inference::ZERO_SEED);
-    assert_eq!(output_tokens(m.config, &zero), output_tokens(m.config, &constant));
+    assert_eq!(
+        output_tokens(m.config, &zero),
+        output_tokens(m.config, &constant)
+    );
 }
 
 #[test]
@@ -80,9 +89,13 @@ fn the_second_real_checkpoint_runs_as_quoted() {
     )
     .unwrap();
     let m = metadata(&artifact);
-    assert_eq!((m.config.n_heads, m.config.n_kv_heads, m.config.seq_len), (4, 4, 128));
+    assert_eq!(
+        (m.config.n_heads, m.config.n_kv_heads, m.config.seq_len),
+        (4, 4, 128)
+    );
     let mut scratch = Aligned::new(curta_core::state_size(m.config, PROMPT.len(), 30).unwrap());
-    let quote = curta_core::inference::quote_turns(m.config, m.bytes, PROMPT, 30, 0, &mut scratch).unwrap();
+    let quote =
+        curta_core::inference::quote_turns(m.config, m.bytes, PROMPT, 30, 0, &mut scratch).unwrap();
     let mut state = new_state(m.config, PROMPT, 30, 0, 0);
     let turns = run_to_end(&artifact, &m, &mut state);
     let generated = StateInfo::read(&state).unwrap().generated;

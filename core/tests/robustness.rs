@@ -35,7 +35,11 @@ fn mutated_metadata_never_panics_a_turn() {
         let mut z = zero.clone();
         for _ in 0..1 + rng.below(4) {
             // Mostly the header and tables, sometimes anywhere.
-            let at = if rng.below(2) == 0 { rng.below(512) } else { rng.below(z.len()) };
+            let at = if rng.below(2) == 0 {
+                rng.below(512)
+            } else {
+                rng.below(z.len())
+            };
             z[at] = rng.next() as u8;
         }
         let Ok(mm) = Metadata::new(&z) else { continue };
@@ -44,13 +48,21 @@ fn mutated_metadata_never_panics_a_turn() {
         let mut state = new_state(m.config, b"Once upon a time", 3, 1 << 16, 5);
         for _ in 0..4 {
             let sections = plan_sections(artifact, &m, &state);
-            let input = TurnInput { config: m.config, metadata: &z, sections: &sections, allowance: CHARGES.allowance };
+            let input = TurnInput {
+                config: m.config,
+                metadata: &z,
+                sections: &sections,
+                allowance: CHARGES.allowance,
+            };
             if turn_with(&input, &mut state).is_err() || StateInfo::read(&state).unwrap().complete {
                 break;
             }
         }
     }
-    assert!(accepted > 50, "too few mutations parsed ({accepted}) to exercise turns");
+    assert!(
+        accepted > 50,
+        "too few mutations parsed ({accepted}) to exercise turns"
+    );
 }
 
 #[test]
@@ -60,9 +72,15 @@ fn mutated_checkpoints_and_tokenizers_never_panic() {
     let mut rng = Rng(3);
     for _ in 0..40 {
         let cut = rng.below(checkpoint.len());
-        assert_eq!(convert(&checkpoint[..cut], &tokenizer).err(), Some(Error::InvalidFormat));
+        assert_eq!(
+            convert(&checkpoint[..cut], &tokenizer).err(),
+            Some(Error::InvalidFormat)
+        );
         let cut = rng.below(tokenizer.len());
-        assert_eq!(convert(&checkpoint, &tokenizer[..cut]).err(), Some(Error::InvalidFormat));
+        assert_eq!(
+            convert(&checkpoint, &tokenizer[..cut]).err(),
+            Some(Error::InvalidFormat)
+        );
     }
     for _ in 0..60 {
         let mut c = checkpoint.clone();
@@ -99,14 +117,21 @@ fn mutated_states_never_panic_and_refusals_write_nothing() {
     let all_sections: Vec<_> = (1..m.section_count() as u32)
         .map(|i| {
             let o = m.section_offset(i as usize);
-            curta_core::WeightSection { index: i, bytes: &artifact[o..o + m.section_len(i as usize)] }
+            curta_core::WeightSection {
+                index: i,
+                bytes: &artifact[o..o + m.section_len(i as usize)],
+            }
         })
         .collect();
     for _ in 0..3000 {
         let base = &checkpoints[rng.below(checkpoints.len())];
         let mut s = Aligned::from_bytes(base);
         for _ in 0..1 + rng.below(3) {
-            let at = if rng.below(3) > 0 { rng.below(128) } else { rng.below(s.len()) };
+            let at = if rng.below(3) > 0 {
+                rng.below(128)
+            } else {
+                rng.below(s.len())
+            };
             s[at] = match rng.below(3) {
                 0 => 0,
                 1 => 0xff,
@@ -116,9 +141,16 @@ fn mutated_states_never_panic_and_refusals_write_nothing() {
         let _ = StateInfo::read(&s);
         let _ = planner::plan_turn(m.config, &s);
         let before = s.to_vec();
-        let input = TurnInput { config: m.config, metadata: m.bytes, sections: &all_sections, allowance: CHARGES.allowance };
+        let input = TurnInput {
+            config: m.config,
+            metadata: m.bytes,
+            sections: &all_sections,
+            allowance: CHARGES.allowance,
+        };
         match turn_with(&input, &mut s) {
-            Err(Error::InvalidState | Error::MissingWeights | Error::InvalidConfig) => assert!(before == *s),
+            Err(Error::InvalidState | Error::MissingWeights | Error::InvalidConfig) => {
+                assert!(before == *s)
+            }
             _ => {}
         }
     }

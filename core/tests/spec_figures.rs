@@ -19,7 +19,8 @@ fn stories260k_config() -> Config {
 #[test]
 fn run_account_sizes() {
     let s260 = stories260k_config();
-    let account = |c: Config, prompt: usize, max: u32| state_size(c, prompt, max).unwrap() + RUN_HEADER_LEN;
+    let account =
+        |c: Config, prompt: usize, max: u32| state_size(c, prompt, max).unwrap() + RUN_HEADER_LEN;
     assert_eq!(account(s260, 16, 12), 48_304);
     assert_eq!(account(STORIES15M, 16, 8), 624_832);
     assert_eq!(account(s260, 0, 512), 736_328);
@@ -39,8 +40,14 @@ use curta_core::StateInfo;
 
 #[test]
 fn reference_prompt_encodes_as_llama2c() {
-    assert_eq!(prompt_tokens_after_tokenizing(stories260k(), PROMPT), [1, 403, 407, 261, 378]);
-    assert_eq!(prompt_tokens_after_tokenizing(stories15m(), PROMPT), [1, 9038, 2501, 263, 931]);
+    assert_eq!(
+        prompt_tokens_after_tokenizing(stories260k(), PROMPT),
+        [1, 403, 407, 261, 378]
+    );
+    assert_eq!(
+        prompt_tokens_after_tokenizing(stories15m(), PROMPT),
+        [1, 9038, 2501, 263, 931]
+    );
 }
 
 #[test]
@@ -90,8 +97,17 @@ fn a_quote_counts_the_turns_a_run_takes() {
 /// The charges of one generating position, summed per phase, from a state
 /// put at phase 3 of `position` at temperature zero.
 fn one_position(config: &Config, position: u32) -> ([u64; 20], u64) {
-    let run = RunShape { prompt_tokens: 1, max_tokens: position + 1, temperature_q16: 0 };
-    let mut cursor = Cursor { phase: phase::EMBEDDING, position, generated: position, ..Cursor::default() };
+    let run = RunShape {
+        prompt_tokens: 1,
+        max_tokens: position + 1,
+        temperature_q16: 0,
+    };
+    let mut cursor = Cursor {
+        phase: phase::EMBEDDING,
+        position,
+        generated: position,
+        ..Cursor::default()
+    };
     let mut per_phase = [0u64; 20];
     let mut turns = 0;
     while cursor.phase != phase::DONE {

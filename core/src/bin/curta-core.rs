@@ -10,7 +10,9 @@ use curta_core::inference::{self, StateLayout};
 use curta_core::planner::{self, phase};
 use curta_core::protocol::RUN_HEADER_LEN;
 use curta_core::sha256::{hex, sha256};
-use curta_core::{init_state, output_text, output_tokens, state_size, turn, Error, StateInfo, WeightSection};
+use curta_core::{
+    init_state, output_text, output_tokens, state_size, turn, Error, StateInfo, WeightSection,
+};
 
 const USAGE: &str = "usage:
   curta-core convert CHECKPOINT TOKENIZER -o OUT.curta
@@ -63,13 +65,19 @@ struct Args {
 impl Args {
     fn parse(args: &[String]) -> Result<Args, Failure> {
         const SWITCHES: [&str; 1] = ["--json"];
-        let mut out = Args { positional: vec![], flags: vec![], switches: vec![] };
+        let mut out = Args {
+            positional: vec![],
+            flags: vec![],
+            switches: vec![],
+        };
         let mut it = args.iter();
         while let Some(a) = it.next() {
             if SWITCHES.contains(&a.as_str()) {
                 out.switches.push(a.clone());
             } else if a.starts_with('-') && a.len() > 1 {
-                let value = it.next().ok_or_else(|| Failure::Usage(format!("{a} needs a value")))?;
+                let value = it
+                    .next()
+                    .ok_or_else(|| Failure::Usage(format!("{a} needs a value")))?;
                 out.flags.push((a.clone(), value.clone()));
             } else {
                 out.positional.push(a.clone());
@@ -79,7 +87,11 @@ impl Args {
     }
 
     fn get(&self, name: &str) -> Option<&str> {
-        self.flags.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        self.flags
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     }
 
     fn has(&self, name: &str) -> bool {
@@ -88,7 +100,9 @@ impl Args {
 
     fn check(&self, positional: usize, allowed: &[&str]) -> Result<(), Failure> {
         if self.positional.len() != positional {
-            return Err(Failure::Usage(format!("expected {positional} file argument(s)")));
+            return Err(Failure::Usage(format!(
+                "expected {positional} file argument(s)"
+            )));
         }
         for (k, _) in &self.flags {
             if !allowed.contains(&k.as_str()) {
@@ -104,7 +118,8 @@ fn read(path: &str) -> Result<Vec<u8>, Failure> {
 }
 
 fn write(path: &std::path::Path, bytes: &[u8]) -> Result<(), Failure> {
-    std::fs::write(path, bytes).map_err(|e| Failure::Io(format!("cannot write {}: {e}", path.display())))
+    std::fs::write(path, bytes)
+        .map_err(|e| Failure::Io(format!("cannot write {}: {e}", path.display())))
 }
 
 fn dispatch(args: &[String]) -> Result<(), Failure> {
@@ -115,11 +130,17 @@ fn dispatch(args: &[String]) -> Result<(), Failure> {
     match command.as_str() {
         "convert" => {
             args.check(2, &["-o"])?;
-            let out = args.get("-o").ok_or_else(|| Failure::Usage("convert needs -o OUT".into()))?;
+            let out = args
+                .get("-o")
+                .ok_or_else(|| Failure::Usage("convert needs -o OUT".into()))?;
             let artifact = convert(&read(&args.positional[0])?, &read(&args.positional[1])?)?;
             write(std::path::Path::new(out), &artifact)?;
             let m = open_artifact(&artifact)?;
-            println!("wrote {out}: {} bytes, {} sections", artifact.len(), m.section_count());
+            println!(
+                "wrote {out}: {} bytes, {} sections",
+                artifact.len(),
+                m.section_count()
+            );
             Ok(())
         }
         "synthesize" => {
@@ -138,7 +159,9 @@ fn dispatch(args: &[String]) -> Result<(), Failure> {
             };
             let seed = args.get("--seed").map_or(Ok(1), |s| s.parse::<u64>());
             let seed = seed.map_err(|_| Failure::Usage("--seed takes a whole number".into()))?;
-            let out = args.get("-o").ok_or_else(|| Failure::Usage("synthesize needs -o OUT".into()))?;
+            let out = args
+                .get("-o")
+                .ok_or_else(|| Failure::Usage("synthesize needs -o OUT".into()))?;
             let checkpoint = curta_core::convert::synthetic_checkpoint(&config, seed)?;
             write(std::path::Path::new(out), &checkpoint)?;
             println!("wrote {out}: {} bytes", checkpoint.len());
@@ -151,7 +174,13 @@ fn dispatch(args: &[String]) -> Result<(), Failure> {
             Ok(())
         }
         "quote" | "run" => {
-            let mut allowed = vec!["--prompt", "--prompt-file", "--max-tokens", "--temperature", "--temperature-q16"];
+            let mut allowed = vec![
+                "--prompt",
+                "--prompt-file",
+                "--max-tokens",
+                "--temperature",
+                "--temperature-q16",
+            ];
             if command == "run" {
                 allowed.extend(["--seed", "--states"]);
             }
@@ -162,7 +191,13 @@ fn dispatch(args: &[String]) -> Result<(), Failure> {
             if command == "quote" {
                 quote(&m, &run, args.has("--json"))
             } else {
-                generate(&artifact, &m, &run, args.get("--states"), args.has("--json"))
+                generate(
+                    &artifact,
+                    &m,
+                    &run,
+                    args.get("--states"),
+                    args.has("--json"),
+                )
             }
         }
         other => Err(Failure::Usage(format!("unknown command {other}"))),
@@ -181,17 +216,31 @@ impl RunArgs {
         let prompt = match (args.get("--prompt"), args.get("--prompt-file")) {
             (Some(p), None) => p.as_bytes().to_vec(),
             (None, Some(f)) => read(f)?,
-            _ => return Err(Failure::Usage("give one of --prompt or --prompt-file".into())),
+            _ => {
+                return Err(Failure::Usage(
+                    "give one of --prompt or --prompt-file".into(),
+                ))
+            }
         };
         let number = |name: &str| -> Result<Option<u64>, Failure> {
             args.get(name)
-                .map(|v| v.parse::<u64>().map_err(|_| Failure::Usage(format!("{name} takes a whole number"))))
+                .map(|v| {
+                    v.parse::<u64>()
+                        .map_err(|_| Failure::Usage(format!("{name} takes a whole number")))
+                })
                 .transpose()
         };
-        let max_tokens = number("--max-tokens")?.ok_or_else(|| Failure::Usage("--max-tokens is required".into()))?;
+        let max_tokens = number("--max-tokens")?
+            .ok_or_else(|| Failure::Usage("--max-tokens is required".into()))?;
         let temperature_q16 = match (args.get("--temperature"), number("--temperature-q16")?) {
-            (Some(_), Some(_)) => return Err(Failure::Usage("give --temperature or --temperature-q16".into())),
-            (Some(t), None) => decimal_q16(t).ok_or_else(|| Failure::Usage(format!("bad temperature {t}")))?,
+            (Some(_), Some(_)) => {
+                return Err(Failure::Usage(
+                    "give --temperature or --temperature-q16".into(),
+                ))
+            }
+            (Some(t), None) => {
+                decimal_q16(t).ok_or_else(|| Failure::Usage(format!("bad temperature {t}")))?
+            }
             (None, Some(q)) => q,
             (None, None) => 0,
         };
@@ -209,14 +258,18 @@ impl RunArgs {
 fn decimal_q16(text: &str) -> Option<u64> {
     let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
     if whole.is_empty() && fraction.is_empty()
-        || !whole.bytes().chain(fraction.bytes()).all(|b| b.is_ascii_digit())
+        || !whole
+            .bytes()
+            .chain(fraction.bytes())
+            .all(|b| b.is_ascii_digit())
         || whole.len() > 6
         || fraction.len() > 12
     {
         return None;
     }
     let scale = 10u64.pow(fraction.len() as u32);
-    let numerator = whole.parse::<u64>().unwrap_or(0) * scale + fraction.parse::<u64>().unwrap_or(0);
+    let numerator =
+        whole.parse::<u64>().unwrap_or(0) * scale + fraction.parse::<u64>().unwrap_or(0);
     Some((numerator * 65_536 * 2 + scale) / (2 * scale))
 }
 
@@ -231,7 +284,13 @@ fn inspect(m: &Metadata, json: bool) {
     matrices.push(("classifier".to_string(), m.classifier()));
     if json {
         let sections: Vec<String> = (0..m.section_count())
-            .map(|i| format!("{{\"index\":{i},\"offset\":{},\"length\":{}}}", m.section_offset(i), m.section_len(i)))
+            .map(|i| {
+                format!(
+                    "{{\"index\":{i},\"offset\":{},\"length\":{}}}",
+                    m.section_offset(i),
+                    m.section_len(i)
+                )
+            })
             .collect();
         let mats: Vec<String> = matrices
             .iter()
@@ -253,13 +312,27 @@ fn inspect(m: &Metadata, json: bool) {
         "config: dim {} hidden {} layers {} heads {} kv heads {} vocab {} context {}",
         c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size, c.seq_len
     );
-    println!("classifier: {}", if m.shared_classifier { "shared with the embedding" } else { "its own" });
+    println!(
+        "classifier: {}",
+        if m.shared_classifier {
+            "shared with the embedding"
+        } else {
+            "its own"
+        }
+    );
     println!("artifact: {} bytes", m.artifact_len());
     for i in 0..m.section_count() {
-        println!("section {i}: offset {} length {}", m.section_offset(i), m.section_len(i));
+        println!(
+            "section {i}: offset {} length {}",
+            m.section_offset(i),
+            m.section_len(i)
+        );
     }
     for (name, r) in &matrices {
-        println!("{name}: section {} offset {} {}x{}", r.section, r.offset, r.rows, r.cols);
+        println!(
+            "{name}: section {} offset {} {}x{}",
+            r.section, r.offset, r.rows, r.cols
+        );
     }
 }
 
@@ -275,16 +348,25 @@ fn quote(m: &Metadata, run: &RunArgs, json: bool) -> Result<(), Failure> {
         &mut scratch[..],
     )?;
     if json {
-        println!("{{\"turns\":{turns},\"state_size\":{size},\"account_size\":{}}}", size + RUN_HEADER_LEN);
+        println!(
+            "{{\"turns\":{turns},\"state_size\":{size},\"account_size\":{}}}",
+            size + RUN_HEADER_LEN
+        );
     } else {
-        println!("turns: {turns}\nstate size: {size} bytes\nrun account: {} bytes", size + RUN_HEADER_LEN);
+        println!(
+            "turns: {turns}\nstate size: {size} bytes\nrun account: {} bytes",
+            size + RUN_HEADER_LEN
+        );
     }
     Ok(())
 }
 
 /// A zeroed byte buffer aligned to eight, as the core requires of a state.
 fn aligned(len: usize) -> AlignedBytes {
-    AlignedBytes { words: vec![0u64; len.div_ceil(8)], len }
+    AlignedBytes {
+        words: vec![0u64; len.div_ceil(8)],
+        len,
+    }
 }
 
 struct AlignedBytes {
@@ -308,7 +390,10 @@ impl std::ops::DerefMut for AlignedBytes {
 }
 
 fn u32s(bytes: &[u8]) -> Vec<u32> {
-    bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
 }
 
 fn json_string(bytes: &[u8]) -> String {
@@ -325,13 +410,27 @@ fn json_string(bytes: &[u8]) -> String {
     out
 }
 
-fn generate(artifact: &[u8], m: &Metadata, run: &RunArgs, states: Option<&str>, json: bool) -> Result<(), Failure> {
+fn generate(
+    artifact: &[u8],
+    m: &Metadata,
+    run: &RunArgs,
+    states: Option<&str>,
+    json: bool,
+) -> Result<(), Failure> {
     let config = m.config;
     let mut state = aligned(state_size(config, run.prompt.len(), run.max_tokens)?);
-    init_state(config, &mut state, &run.prompt, run.max_tokens, run.temperature_q16, run.seed)?;
+    init_state(
+        config,
+        &mut state,
+        &run.prompt,
+        run.max_tokens,
+        run.temperature_q16,
+        run.seed,
+    )?;
     let dir = states.map(std::path::PathBuf::from);
     if let Some(dir) = &dir {
-        std::fs::create_dir_all(dir).map_err(|e| Failure::Io(format!("cannot create {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Failure::Io(format!("cannot create {}: {e}", dir.display())))?;
         write(&dir.join("000000.state"), &state)?;
     }
     let layout = StateLayout::new(&config, run.prompt.len(), run.max_tokens)?;
@@ -340,8 +439,14 @@ fn generate(artifact: &[u8], m: &Metadata, run: &RunArgs, states: Option<&str>, 
     let mut turns = 0u64;
     while !StateInfo::read(&state)?.complete {
         let plan = planner::plan_turn(config, &state)?;
-        let mut sections = [WeightSection { index: 0, bytes: &[] }; 2];
-        for (slot, &index) in sections.iter_mut().zip(&plan.sections[..plan.section_count]) {
+        let mut sections = [WeightSection {
+            index: 0,
+            bytes: &[],
+        }; 2];
+        for (slot, &index) in sections
+            .iter_mut()
+            .zip(&plan.sections[..plan.section_count])
+        {
             let offset = m.section_offset(index as usize);
             slot.index = index;
             slot.bytes = &artifact[offset..offset + m.section_len(index as usize)];
@@ -358,8 +463,15 @@ fn generate(artifact: &[u8], m: &Metadata, run: &RunArgs, states: Option<&str>, 
             stdout.flush().ok();
         }
         printed = text.len();
-        let name = if info.phase == phase::DONE { "done".to_string() } else { info.phase.to_string() };
-        eprintln!("turn {turns} position {} phase {name} tokens {}", info.position, info.generated);
+        let name = if info.phase == phase::DONE {
+            "done".to_string()
+        } else {
+            info.phase.to_string()
+        };
+        eprintln!(
+            "turn {turns} position {} phase {name} tokens {}",
+            info.position, info.generated
+        );
     }
     let tokens = u32s(output_tokens(config, &state));
     let prompt_tokens = u32s(inference::prompt_tokens(config, &state));

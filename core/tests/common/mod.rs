@@ -25,8 +25,12 @@ pub fn models_dir() -> PathBuf {
 
 pub fn model_file(name: &str) -> Vec<u8> {
     let path = models_dir().join(name);
-    std::fs::read(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (run scripts/fetch-models.sh or set CURTA_MODELS)", path.display()))
+    std::fs::read(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run scripts/fetch-models.sh or set CURTA_MODELS)",
+            path.display()
+        )
+    })
 }
 
 /// stories260K converted with its tokenizer.
@@ -57,7 +61,10 @@ pub struct Aligned {
 
 impl Aligned {
     pub fn new(len: usize) -> Aligned {
-        Aligned { words: vec![0; len.div_ceil(8)], len }
+        Aligned {
+            words: vec![0; len.div_ceil(8)],
+            len,
+        }
     }
 
     pub fn from_bytes(bytes: &[u8]) -> Aligned {
@@ -89,15 +96,32 @@ pub fn plan_sections<'a>(artifact: &'a [u8], m: &Metadata, state: &[u8]) -> Vec<
         .iter()
         .map(|&i| {
             let offset = m.section_offset(i as usize);
-            WeightSection { index: i, bytes: &artifact[offset..offset + m.section_len(i as usize)] }
+            WeightSection {
+                index: i,
+                bytes: &artifact[offset..offset + m.section_len(i as usize)],
+            }
         })
         .collect()
 }
 
 /// A fresh state for a run.
-pub fn new_state(config: Config, prompt: &[u8], max_tokens: u32, temperature_q16: u32, seed: u64) -> Aligned {
+pub fn new_state(
+    config: Config,
+    prompt: &[u8],
+    max_tokens: u32,
+    temperature_q16: u32,
+    seed: u64,
+) -> Aligned {
     let mut state = Aligned::new(state_size(config, prompt.len(), max_tokens).unwrap());
-    curta_core::init_state(config, &mut state, prompt, max_tokens, temperature_q16, seed).unwrap();
+    curta_core::init_state(
+        config,
+        &mut state,
+        prompt,
+        max_tokens,
+        temperature_q16,
+        seed,
+    )
+    .unwrap();
     state
 }
 
@@ -118,7 +142,10 @@ pub fn run_to_end(artifact: &[u8], m: &Metadata, state: &mut [u8]) -> u64 {
 }
 
 pub fn u32s(bytes: &[u8]) -> Vec<u32> {
-    bytes.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
+    bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
 }
 
 /// A small deterministic generator for the tests' random inputs.
@@ -137,33 +164,4 @@ impl Rng {
     }
 }
 
-/// A tokenizer.bin of `vocab` tokens: llama2's three specials, the 256
-/// byte tokens, then " " and single letters.
-pub fn tiny_tokenizer(vocab: u32) -> Vec<u8> {
-    let mut tokens: Vec<Vec<u8>> = vec![b"<unk>".to_vec(), b"<s>".to_vec(), b"</s>".to_vec()];
-    tokens.extend((0..=255u8).map(|b| format!("<0x{b:02X}>").into_bytes()));
-    tokens.push(b" ".to_vec());
-    let mut letter = b'a';
-    while tokens.len() < vocab as usize {
-        tokens.push(vec![b' ', letter]);
-        letter = letter.wrapping_add(1);
-    }
-    let mut out = 8i32.to_le_bytes().to_vec();
-    for (i, t) in tokens.iter().enumerate() {
-        out.extend_from_slice(&(-(i as f32)).to_le_bytes());
-        out.extend_from_slice(&(t.len() as i32).to_le_bytes());
-        out.extend_from_slice(t);
-    }
-    out
-}
-
-/// A tiny model shape: dim 8, hidden 16, 1 layer, 2 heads, vocab 260, context 8.
-pub const TINY: curta_core::Config = curta_core::Config {
-    dim: 8,
-    hidden_dim: 16,
-    n_layers: 1,
-    n_heads: 2,
-    n_kv_heads: 2,
-    vocab_size: 260,
-    seq_len: 8,
-};
+pub use curta_core::convert::{synthetic_tokenizer as tiny_tokenizer, TINY};
