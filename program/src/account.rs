@@ -73,6 +73,15 @@ impl AccountView {
         self.header().lamports
     }
 
+    /// Sets the account's lamports. The runtime checks the transaction's
+    /// sum is unchanged and that only a program-owned account lost any.
+    #[inline(always)]
+    pub fn set_lamports(&self, lamports: u64) {
+        // SAFETY: guaranteed by `new_unchecked`'s contract; the field is
+        // plain data in the input buffer, which the runtime reads back.
+        unsafe { (*self.raw).lamports = lamports }
+    }
+
     #[inline(always)]
     pub fn is_signer(&self) -> bool {
         self.header().is_signer != 0

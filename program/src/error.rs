@@ -42,6 +42,51 @@ impl ProgramError {
     }
 }
 
+/// The program's own errors, reported as `InstructionError::Custom(code)`.
+/// `docs/program.md` lists when each is raised.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum CurtaError {
+    InvalidInstruction = 1,
+    NotEnoughAccounts = 2,
+    WrongOwner = 3,
+    MissingSigner = 4,
+    NotWritable = 5,
+    WrongAccountKind = 6,
+    InvalidAccountSize = 7,
+    AlreadyInitialized = 8,
+    Unauthorized = 9,
+    WrongConfig = 10,
+    WrongModel = 11,
+    WrongSection = 12,
+    WrongAccountCount = 13,
+    SectionCountMismatch = 14,
+    SectionLengthMismatch = 15,
+    ModelNotWritable = 16,
+    ModelNotSealed = 17,
+    WriteOutOfBounds = 18,
+    HashMismatch = 19,
+    EscrowTooSmall = 20,
+    RunNotComplete = 21,
+    UnsupportedRent = 22,
+}
+
+/// A core error `n` is reported as custom code `CORE_ERROR_BASE + n`.
+pub const CORE_ERROR_BASE: u32 = 256;
+
+impl From<CurtaError> for ProgramError {
+    #[inline(always)]
+    fn from(e: CurtaError) -> Self {
+        ProgramError::custom(e as u32)
+    }
+}
+
+/// The program error for a core error: `CoreError`, code 256 + its number.
+#[inline(always)]
+pub fn core_error(e: curta_core::Error) -> ProgramError {
+    ProgramError::custom(CORE_ERROR_BASE + e.code())
+}
+
 /// The entrypoint's return value for a handler's result.
 #[inline(always)]
 pub fn to_return_code(result: ProgramResult) -> u64 {
@@ -62,5 +107,7 @@ mod tests {
         assert_eq!(ProgramError::custom(7).to_u64(), 7);
         assert_eq!(to_return_code(Ok(())), 0);
         assert_eq!(core::mem::size_of::<ProgramResult>(), 8);
+        assert_eq!(ProgramError::from(CurtaError::HashMismatch).to_u64(), 19);
+        assert_eq!(core_error(curta_core::Error::InvalidState).to_u64(), 259);
     }
 }

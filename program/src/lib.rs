@@ -18,6 +18,7 @@ pub mod error;
 pub mod log;
 pub mod processor;
 pub mod syscalls;
+pub mod sysvar;
 
 pub use account::{AccountView, Address};
 pub use entrypoint::InstructionInput;

@@ -23,9 +23,11 @@ pub mod hash {
     pub const SOL_REMAINING_COMPUTE_UNITS: u32 = 0xedef5aee;
     pub const SOL_PANIC: u32 = 0x686093bb;
     pub const ABORT: u32 = 0xb6fc1a11;
+    pub const SOL_GET_RENT_SYSVAR: u32 = 0xbf7188f6;
 
     /// `(name, hash)` for every syscall above, for the test.
-    pub const ALL: [(&str, u32); 12] = [
+    pub const ALL: [(&str, u32); 13] = [
+        ("sol_get_rent_sysvar", SOL_GET_RENT_SYSVAR),
         ("sol_log_", SOL_LOG),
         ("sol_log_64_", SOL_LOG_64),
         ("sol_log_data", SOL_LOG_DATA),
@@ -84,6 +86,11 @@ mod imp {
         fn sol_panic_(file: *const u8, len: u64, line: u64, column: u64) -> ! = hash::SOL_PANIC
     );
     define_syscall!(fn abort() -> ! = hash::ABORT);
+    define_syscall!(
+        /// Writes the Rent sysvar (17 bytes: u64 lamports per byte-year,
+        /// f64 exemption threshold, u8 burn percent) to `out`.
+        fn sol_get_rent_sysvar(out: *mut u8) -> u64 = hash::SOL_GET_RENT_SYSVAR
+    );
 }
 
 /// Host shims with the same signatures.
@@ -94,10 +101,23 @@ mod imp {
     pub unsafe fn sol_log_64_(_a: u64, _b: u64, _c: u64, _d: u64, _e: u64) {}
     pub unsafe fn sol_log_data(_data: *const u8, _len: u64) {}
     pub unsafe fn sol_log_compute_units_() {}
-    /// No hashing on the host: a caller that needs SHA-256 there uses
-    /// curta-core's, so reaching this is a bug.
-    pub unsafe fn sol_sha256(_vals: *const u8, _val_len: u64, _out: *mut u8) -> u64 {
-        panic!("sol_sha256 has no host shim")
+    /// curta-core's SHA-256 over the `(ptr, len)` pairs.
+    pub unsafe fn sol_sha256(vals: *const u8, val_len: u64, out: *mut u8) -> u64 {
+        let slices = unsafe { core::slice::from_raw_parts(vals as *const &[u8], val_len as usize) };
+        let mut sha = curta_core::sha256::Sha256::new();
+        for s in slices {
+            sha.update(s);
+        }
+        unsafe { core::ptr::copy_nonoverlapping(sha.finish().as_ptr(), out, 32) };
+        0
+    }
+    /// Mainnet's rent: 3,480 lamports per byte-year, threshold 2.0.
+    pub unsafe fn sol_get_rent_sysvar(out: *mut u8) -> u64 {
+        let mut rent = [0u8; 17];
+        rent[..8].copy_from_slice(&3480u64.to_le_bytes());
+        rent[8..16].copy_from_slice(&2.0f64.to_bits().to_le_bytes());
+        unsafe { core::ptr::copy_nonoverlapping(rent.as_ptr(), out, 17) };
+        0
     }
     pub unsafe fn sol_memcpy_(dst: *mut u8, src: *const u8, n: u64) {
         unsafe { core::ptr::copy_nonoverlapping(src, dst, n as usize) }
@@ -135,6 +155,22 @@ mod imp {
 }
 
 pub use imp::*;
+
+/// SHA-256 of the concatenation of `parts`, by the runtime's `sol_sha256`.
+#[inline(always)]
+pub fn sha256(parts: &[&[u8]]) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    // SAFETY: a `&[u8]` is laid out as the `(ptr, len)` pair the syscall
+    // reads, and `out` has the 32 bytes it writes.
+    unsafe {
+        sol_sha256(
+            parts.as_ptr() as *const u8,
+            parts.len() as u64,
+            out.as_mut_ptr(),
+        )
+    };
+    out
+}
 
 #[cfg(test)]
 mod tests {
