@@ -1,9 +1,36 @@
-//! Test harness for curta-program's SBF build; the tests live in `tests/`.
-//! Run with `make test-sbf-smoke` (builds the `.so` first).
+//! The bit-exactness harness: replays every run of `golden/manifest.json`
+//! turn by turn on the SBF VM (solana-program-test, metered), natively with
+//! curta-core, and checks every turn's state against the golden receipts.
+//!
+//! - `models`: the artifacts the runs use, converted once per process.
+//! - `manifest`: the runs, read from `golden/manifest.json`.
+//! - `receipt`: golden receipts, one small text file per run.
+//! - `native`: the native replay.
+//! - `chain`: the solana-program-test driver: accounts, upload, turns.
+//! - `diff`: names the header field or buffer a state offset falls in.
+
+pub mod chain;
+pub mod diff;
+pub mod manifest;
+pub mod models;
+pub mod native;
+pub mod receipt;
+pub mod slope;
 
 use std::path::PathBuf;
 
+/// The repository's root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
 /// The folder `make build-sbf` leaves `curta_program.so` in.
 pub fn deploy_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/deploy")
+    root().join("target/deploy")
+}
+
+/// Lowercase hex SHA-256.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = curta_core::sha256::sha256(bytes);
+    String::from_utf8(curta_core::sha256::hex(&digest).to_vec()).expect("hex is ASCII")
 }

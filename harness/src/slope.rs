@@ -1,0 +1,113 @@
+//! Compute units per multiply-accumulate, measured as the specification
+//! does: the slope between two turns that differ only in the count of matrix
+//! rows. Both start from the same state, put at row 0 of a matrix, under two
+//! turn allowances that both end inside that matrix.
+
+use curta_core::inference::{field, Header};
+use curta_core::planner::{self, phase, CHARGES};
+use curta_core::protocol::run;
+use solana_account::Account;
+use solana_keypair::Keypair;
+use solana_pubkey::Pubkey;
+use solana_signer::Signer;
+
+use crate::chain::{self, Chain, PROGRAM_ID};
+use crate::manifest::RunSpec;
+use crate::models::{artifact, metadata};
+use crate::native;
+
+/// What one slope measurement found.
+#[derive(Clone, Debug)]
+pub struct Slope {
+    pub model: String,
+    pub matrix: &'static str,
+    pub rows: [u32; 2],
+    pub cols: u32,
+    pub program_cu: [u64; 2],
+}
+
+impl Slope {
+    /// Compute units per multiply-accumulate.
+    pub fn cu_per_mac(&self) -> f64 {
+        (self.program_cu[1] - self.program_cu[0]) as f64
+            / ((self.rows[1] - self.rows[0]) as f64 * self.cols as f64)
+    }
+}
+
+/// Measures the slope on `model`'s largest matrix per row: the classifier.
+pub async fn measure(model: &str) -> Slope {
+    let art = artifact(model);
+    let m = metadata(&art);
+    let cfg = m.config;
+    // A state past tokenizing, put at row 0 of the classifier.
+    let spec = RunSpec {
+        name: "slope".into(),
+        model: model.into(),
+        prompt: b"Once upon a time".to_vec(),
+        max_tokens: 4,
+        temperature_q16: 0,
+        seed: 0,
+    };
+    let mut state = native::open(&m, &spec);
+    native::step(&art, &m, &mut state);
+    state[field::PHASE..field::PHASE + 4].copy_from_slice(&phase::CLASSIFIER.to_le_bytes());
+    let h = Header::read(&state).expect("header");
+    // Two allowances, for a fifth and four fifths of the rows one turn can
+    // hold (or of the matrix, when smaller): both end inside the matrix.
+    let setup = CHARGES.turn + CHARGES.chunk + CHARGES.matrix_setup.of(cfg.dim);
+    let row = CHARGES.row.of(cfg.dim);
+    let most = ((CHARGES.allowance - setup) / row).min(cfg.vocab_size - 1);
+    let allowances = [setup + most / 5 * row, setup + most * 4 / 5 * row];
+    let mut rows = [0u32; 2];
+    for (r, &a) in rows.iter_mut().zip(&allowances) {
+        let plan = planner::plan_cursor(&cfg, &h.run_shape(), &h.cursor(), a).expect("plan");
+        assert_eq!(
+            plan.end.phase,
+            phase::CLASSIFIER,
+            "the turn must end inside the classifier"
+        );
+        *r = plan.end.row;
+    }
+
+    let admin = Keypair::new();
+    let owner = Keypair::new();
+    let mut pt = chain::program_test();
+    let (config, config_account) = chain::preloaded_config(&admin.pubkey(), allowances[0]);
+    pt.add_account(config, config_account);
+    let (keys, accounts) = chain::preloaded_model(&config, &art, &owner.pubkey(), 0);
+    for (k, a) in accounts {
+        pt.add_account(k, a);
+    }
+    let mut run_data = vec![0u8; run::HEADER_LEN];
+    run_data[..8].copy_from_slice(&curta_core::protocol::RUN_TAG);
+    run_data[run::MODEL..run::MODEL + 32].copy_from_slice(keys.model.as_ref());
+    run_data.extend_from_slice(&state);
+    let run_key = Pubkey::new_unique();
+    let run_account = Account {
+        lamports: solana_rent::Rent::default().minimum_balance(run_data.len()),
+        data: run_data,
+        owner: PROGRAM_ID,
+        executable: false,
+        rent_epoch: 0,
+    };
+    let mut c = Chain::start(pt).await;
+    c.fund(&owner.pubkey(), 1_000_000_000).await;
+    let mut program_cu = [0u64; 2];
+    for (cu, &a) in program_cu.iter_mut().zip(&allowances) {
+        c.ctx.set_account(&run_key, &run_account.clone().into());
+        c.ctx.set_account(
+            &config,
+            &chain::preloaded_config(&admin.pubkey(), a).1.into(),
+        );
+        let out = c.turn(&config, &keys, &run_key, &cfg, a).await;
+        assert_eq!(out.result, Ok(()), "slope turn: {:#?}", out.logs);
+        *cu = out.program_cu;
+    }
+    Slope {
+        model: model.into(),
+        matrix: "classifier",
+        rows,
+        cols: cfg.dim,
+        program_cu,
+    }
+}
