@@ -1,0 +1,403 @@
+//! The WebAssembly interface: plain C functions over the module's linear
+//! memory, as the specification's "WebAssembly exports" lists them, for
+//! `@curta/sdk` and any other host. It only marshals: every number the
+//! module computes comes from the same core functions the native and SBF
+//! builds call.
+//!
+//! Conventions, shared by every export:
+//! - Pointers and lengths are `u32` (`usize` on wasm32). A configuration is a
+//!   pointer to 28 bytes, the seven `u32` of `Config::read`.
+//! - A buffer of length zero is empty whatever its pointer. A buffer of
+//!   nonzero length whose pointer is zero, or which does not lie inside the
+//!   linear memory, is refused with the error of the argument it is for:
+//!   `InvalidConfig` (configuration), `InvalidState` (state), `InvalidPrompt`
+//!   (prompt), `InvalidFormat` (metadata, checkpoint, tokenizer),
+//!   `MissingWeights` (a weight section), `BufferTooSmall` (plan output).
+//! - A state that overlaps another buffer of the same call is `InvalidState`:
+//!   the core holds the state mutably while it reads the others.
+//! - Error results: 0 is success, else the core error's number (`Error::code`).
+//! - Results that are counts or sizes use a value no success can take for
+//!   an error: `state_size` and `required_section` return `0xFFFFFFFF`;
+//!   `quote` returns `0xFFFFFFFF_0000000N` for core error `N` (no run takes
+//!   2^64 - 2^32 turns); `convert` returns 0 and leaves the error's number in
+//!   `result_len`.
+//!
+//! The caller's side of the contract, which no check here can enforce: a
+//! buffer is either one `alloc` returned or other memory the host owns, and
+//! not the module's own stack, statics or allocator bookkeeping.
+
+// Every export takes addresses from the host and is unsafe for the reason the
+// module comment gives; one contract for all of them, written once above.
+#![allow(clippy::missing_safety_doc)]
+
+use core::sync::atomic::{AtomicUsize, Ordering};
+use std::alloc::Layout;
+
+use crate::format::Config;
+use crate::inference::{self, WeightSection};
+use crate::{convert as converter, planner, Error};
+
+/// `alloc` hands out 8-byte-aligned memory: the core checks that a state is
+/// aligned to eight before it carves its `i64` buffers.
+const ALIGN: usize = 8;
+/// The size of a WebAssembly page.
+const PAGE: u64 = 65_536;
+/// `state_size` and `required_section` for parameters or states out of range.
+const OUT_OF_RANGE: u32 = u32::MAX;
+/// `quote`'s error results: this, or'ed with the error's number.
+const QUOTE_ERROR: u64 = 0xFFFF_FFFF_0000_0000;
+/// The bytes `plan_turn` writes: five `u32`.
+const PLAN_LEN: usize = 20;
+
+/// `convert`'s last artifact length (or error number), for `result_len`. An
+/// atomic rather than `static mut`: wasm32 without threads lowers it to a
+/// plain load and store, and it needs no `unsafe`.
+static RESULT_LEN: AtomicUsize = AtomicUsize::new(0);
+
+/// A buffer the host passed: an address and a length in linear memory.
+#[derive(Clone, Copy)]
+struct Region {
+    ptr: usize,
+    len: usize,
+}
+
+impl Region {
+    /// Checks that a nonempty buffer lies inside the linear memory (and is
+    /// short enough to be a Rust slice); `err` otherwise.
+    fn new(ptr: usize, len: usize, err: Error) -> Result<Region, Error> {
+        if len == 0 {
+            return Ok(Region { ptr: 0, len: 0 });
+        }
+        let memory = core::arch::wasm32::memory_size::<0>() as u64 * PAGE;
+        if ptr == 0 || len > isize::MAX as usize || ptr as u64 + len as u64 > memory {
+            return Err(err);
+        }
+        Ok(Region { ptr, len })
+    }
+
+    fn overlaps(self, other: Region) -> bool {
+        // In u64: a buffer may end exactly at 4 GiB, past usize on wasm32.
+        let (a, b) = (self.ptr as u64, other.ptr as u64);
+        self.len != 0 && other.len != 0 && a < b + other.len as u64 && b < a + self.len as u64
+    }
+
+    /// # Safety
+    /// The caller's contract (module comment), and no live `&mut` overlaps.
+    unsafe fn bytes<'a>(self) -> &'a [u8] {
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: `new` checked the range lies in linear memory; the host
+        // vouches it is a buffer it owns.
+        unsafe { core::slice::from_raw_parts(self.ptr as *const u8, self.len) }
+    }
+
+    /// # Safety
+    /// As `bytes`, and no other live reference overlaps.
+    unsafe fn bytes_mut<'a>(self) -> &'a mut [u8] {
+        if self.len == 0 {
+            return &mut [];
+        }
+        // SAFETY: as in `bytes`; the callers check the other buffers of the
+        // call do not overlap this one.
+        unsafe { core::slice::from_raw_parts_mut(self.ptr as *mut u8, self.len) }
+    }
+}
+
+fn status(result: Result<(), Error>) -> u32 {
+    match result {
+        Ok(()) => 0,
+        Err(e) => e.code(),
+    }
+}
+
+/// Reads and validates the 28-byte configuration at `ptr`.
+unsafe fn read_config(ptr: usize) -> Result<Config, Error> {
+    let region = Region::new(ptr, Config::LEN, Error::InvalidConfig)?;
+    // SAFETY: checked by `Region::new`; the bytes are copied out at once.
+    Config::read(unsafe { region.bytes() })
+}
+
+/// Refuses a state that overlaps any of `others`.
+fn state_apart(state: Region, others: &[Region]) -> Result<(), Error> {
+    if others.iter().any(|r| r.overlaps(state)) {
+        return Err(Error::InvalidState);
+    }
+    Ok(())
+}
+
+/// `length` zeroed bytes aligned to eight, or 0 when memory runs out. A
+/// length of zero gets a non-null address that holds nothing.
+#[no_mangle]
+pub extern "C" fn alloc(length: usize) -> usize {
+    if length == 0 {
+        // Never a heap address (the stack sits below the heap), and never
+        // dereferenced: every export treats a zero length as empty.
+        return ALIGN;
+    }
+    match Layout::from_size_align(length, ALIGN) {
+        // SAFETY: the layout's size is nonzero.
+        Ok(layout) => unsafe { std::alloc::alloc_zeroed(layout) as usize },
+        Err(_) => 0,
+    }
+}
+
+/// Releases `length` bytes at `pointer` from `alloc` or `convert`. A zero
+/// pointer or length does nothing.
+#[no_mangle]
+pub unsafe extern "C" fn dealloc(pointer: usize, length: usize) {
+    if pointer == 0 || length == 0 {
+        return;
+    }
+    if let Ok(layout) = Layout::from_size_align(length, ALIGN) {
+        // SAFETY: the host passes back what `alloc` gave it, with the same
+        // length, and `alloc` used this same layout.
+        unsafe { std::alloc::dealloc(pointer as *mut u8, layout) }
+    }
+}
+
+/// The state's size, or `0xFFFFFFFF` for parameters out of range.
+#[no_mangle]
+pub unsafe extern "C" fn state_size(config: usize, prompt_length: u32, max_tokens: u32) -> u32 {
+    // SAFETY: the contract of the export.
+    let size = unsafe { read_config(config) }
+        .and_then(|c| inference::state_size(c, prompt_length as usize, max_tokens));
+    match size {
+        // At most u32::MAX - 256 (`StateLayout::new`), never OUT_OF_RANGE.
+        Ok(n) => n as u32,
+        Err(_) => OUT_OF_RANGE,
+    }
+}
+
+/// Starts a state; the seed is passed as its low and high 32 bits.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)] // the specification's signature
+pub unsafe extern "C" fn init_state(
+    config: usize,
+    state: usize,
+    state_length: usize,
+    prompt: usize,
+    prompt_length: usize,
+    max_tokens: u32,
+    temperature_q16: u32,
+    seed_low: u32,
+    seed_high: u32,
+) -> u32 {
+    let run = || -> Result<(), Error> {
+        // SAFETY (every block below): the contract of the export; the state
+        // is checked apart from the prompt before both are borrowed.
+        let config = unsafe { read_config(config) }?;
+        let state = Region::new(state, state_length, Error::InvalidState)?;
+        let prompt = Region::new(prompt, prompt_length, Error::InvalidPrompt)?;
+        state_apart(state, &[prompt])?;
+        let seed = (seed_high as u64) << 32 | seed_low as u64;
+        let (state, prompt) = unsafe { (state.bytes_mut(), prompt.bytes()) };
+        inference::init_state(config, state, prompt, max_tokens, temperature_q16, seed)
+    };
+    status(run())
+}
+
+/// Writes the next turn's plan at `output`: section count, first section,
+/// second section, estimated compute units and the most tokens the turn can
+/// complete, five little-endian `u32`. Unused section slots are 0.
+#[no_mangle]
+pub unsafe extern "C" fn plan_turn(
+    config: usize,
+    state: usize,
+    state_length: usize,
+    output: usize,
+) -> u32 {
+    let run = || -> Result<(), Error> {
+        // SAFETY: the contract of the export; the state's borrow ends with
+        // the plan, before the output is written.
+        let config = unsafe { read_config(config) }?;
+        let state = Region::new(state, state_length, Error::InvalidState)?;
+        let output = Region::new(output, PLAN_LEN, Error::BufferTooSmall)?;
+        let plan = planner::plan_turn(config, unsafe { state.bytes() })?;
+        let count = plan.section_count.min(2);
+        let section = |i: usize| if i < count { plan.sections[i] } else { 0 };
+        let (cu, most) = (plan.estimated_cu, plan.max_generated);
+        let words = [count as u32, section(0), section(1), cu, most];
+        let out = unsafe { output.bytes_mut() };
+        for (slot, word) in out.chunks_exact_mut(4).zip(words) {
+            slot.copy_from_slice(&word.to_le_bytes());
+        }
+        Ok(())
+    };
+    status(run())
+}
+
+/// Runs one turn with the sections its plan names, in the plan's order; a
+/// slot the plan leaves out is not read (the specification passes it empty).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)] // the specification's signature
+pub unsafe extern "C" fn turn_with_sections(
+    config: usize,
+    state: usize,
+    state_length: usize,
+    metadata: usize,
+    metadata_length: usize,
+    first: usize,
+    first_length: usize,
+    second: usize,
+    second_length: usize,
+) -> u32 {
+    let run = || -> Result<(), Error> {
+        // SAFETY (every block below): the contract of the export; the state
+        // is checked apart from every other buffer before any is borrowed.
+        let config = unsafe { read_config(config) }?;
+        let state = Region::new(state, state_length, Error::InvalidState)?;
+        let metadata = Region::new(metadata, metadata_length, Error::InvalidFormat)?;
+        let slots = [
+            Region::new(first, first_length, Error::MissingWeights)?,
+            Region::new(second, second_length, Error::MissingWeights)?,
+        ];
+        state_apart(state, &[metadata, slots[0], slots[1]])?;
+        let state = unsafe { state.bytes_mut() };
+        // The plan gives the slots their section indices; `turn` plans the
+        // same turn again and checks the sections against it.
+        let plan = planner::plan_turn(config, state)?;
+        let count = plan.section_count.min(2);
+        let empty = WeightSection {
+            index: 0,
+            bytes: &[],
+        };
+        let mut sections = [empty; 2];
+        for i in 0..count {
+            let bytes = unsafe { slots[i].bytes() };
+            sections[i] = WeightSection {
+                index: plan.sections[i],
+                bytes,
+            };
+        }
+        let metadata = unsafe { metadata.bytes() };
+        inference::turn(config, state, metadata, &sections[..count]).map(|_| ())
+    };
+    status(run())
+}
+
+/// The count of turns a run takes, or `0xFFFFFFFF_0000000N` for core error
+/// `N`. The scratch state is the module's own, freed before it returns.
+#[no_mangle]
+pub unsafe extern "C" fn quote(
+    config: usize,
+    metadata: usize,
+    metadata_length: usize,
+    prompt: usize,
+    prompt_length: usize,
+    max_tokens: u32,
+    temperature_q16: u32,
+) -> u64 {
+    let run = || -> Result<u64, Error> {
+        // SAFETY (every block below): the contract of the export.
+        let config = unsafe { read_config(config) }?;
+        let metadata = Region::new(metadata, metadata_length, Error::InvalidFormat)?;
+        let prompt = Region::new(prompt, prompt_length, Error::InvalidPrompt)?;
+        let size = inference::state_size(config, prompt_length, max_tokens)?;
+        // u64 words keep the scratch state aligned to eight; a failed
+        // reservation is an error rather than the allocator's abort.
+        let count = size.div_ceil(8);
+        let mut words: Vec<u64> = Vec::new();
+        let reserved = words.try_reserve_exact(count);
+        reserved.map_err(|_| Error::BufferTooSmall)?;
+        words.resize(count, 0);
+        let bytes = words.as_mut_ptr() as *mut u8;
+        // SAFETY: the words own at least `size` bytes, any byte pattern is a
+        // valid u64, and the borrow of `words` lasts as long as this slice.
+        let scratch = unsafe { core::slice::from_raw_parts_mut(bytes, size) };
+        let (metadata, prompt) = unsafe { (metadata.bytes(), prompt.bytes()) };
+        let temperature = temperature_q16;
+        inference::quote_turns(config, metadata, prompt, max_tokens, temperature, scratch)
+    };
+    match run() {
+        Ok(turns) => turns,
+        Err(e) => QUOTE_ERROR | e.code() as u64,
+    }
+}
+
+/// Converts a llama2.c checkpoint and tokenizer. Returns the artifact's
+/// address (memory from `alloc`, released with `dealloc(pointer,
+/// result_len())`), with `result_len` its length; or 0, with `result_len`
+/// the core error's number (`BufferTooSmall` when memory runs out for the
+/// copy; the converter's own allocations abort instead).
+#[no_mangle]
+pub unsafe extern "C" fn convert(
+    checkpoint: usize,
+    checkpoint_length: usize,
+    tokenizer: usize,
+    tokenizer_length: usize,
+) -> usize {
+    let run = || -> Result<(usize, usize), Error> {
+        // SAFETY (every block below): the contract of the export; the
+        // artifact is copied into a fresh allocation no input overlaps.
+        let checkpoint = Region::new(checkpoint, checkpoint_length, Error::InvalidFormat)?;
+        let tokenizer = Region::new(tokenizer, tokenizer_length, Error::InvalidFormat)?;
+        let (checkpoint, tokenizer) = unsafe { (checkpoint.bytes(), tokenizer.bytes()) };
+        let artifact = converter::convert(checkpoint, tokenizer)?;
+        // Copied into `alloc`'s layout so that `dealloc(pointer, length)`
+        // releases it like any other buffer.
+        let len = artifact.len();
+        let out = alloc(len);
+        if out == 0 {
+            return Err(Error::BufferTooSmall);
+        }
+        unsafe { Region { ptr: out, len }.bytes_mut() }.copy_from_slice(&artifact);
+        Ok((out, len))
+    };
+    let (pointer, len) = match run() {
+        Ok(done) => done,
+        Err(e) => (0, e.code() as usize),
+    };
+    RESULT_LEN.store(len, Ordering::Relaxed);
+    pointer
+}
+
+/// The length of `convert`'s last artifact, or its error's number when it
+/// returned 0.
+#[no_mangle]
+pub extern "C" fn result_len() -> usize {
+    RESULT_LEN.load(Ordering::Relaxed)
+}
+
+/// The first section the next turn reads: 0 for a turn that reads section
+/// zero alone, `0xFFFFFFFF` when the state or configuration does not check.
+#[no_mangle]
+pub unsafe extern "C" fn required_section(config: usize, state: usize, state_length: usize) -> u32 {
+    let run = || -> Result<u32, Error> {
+        // SAFETY: the contract of the export.
+        let config = unsafe { read_config(config) }?;
+        let state = Region::new(state, state_length, Error::InvalidState)?;
+        let plan = planner::plan_turn(config, unsafe { state.bytes() })?;
+        let first = plan.sections[0];
+        Ok(if plan.section_count == 0 { 0 } else { first })
+    };
+    run().unwrap_or(OUT_OF_RANGE)
+}
+
+/// Runs a turn whose plan names at most one section; a plan that names two
+/// is `MissingWeights`, as the core reports a missing section.
+#[no_mangle]
+pub unsafe extern "C" fn turn(
+    config: usize,
+    state: usize,
+    state_length: usize,
+    metadata: usize,
+    metadata_length: usize,
+    weights: usize,
+    weights_length: usize,
+) -> u32 {
+    // SAFETY: the same contract, passed on; the second slot is empty.
+    unsafe {
+        turn_with_sections(
+            config,
+            state,
+            state_length,
+            metadata,
+            metadata_length,
+            weights,
+            weights_length,
+            0,
+            0,
+        )
+    }
+}

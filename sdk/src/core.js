@@ -1,0 +1,508 @@
+// @ts-check
+// The curta-core WebAssembly module: loading it, and `CoreWasm`, which wraps
+// its plain C exports with memory handling and error reporting.
+
+import {
+  CONFIG_LEN,
+  encodeConfig,
+  metadataLength,
+  readSectionTable,
+  splitSeed,
+  temperatureToQ16,
+  u32Arg,
+} from './format.js';
+
+/** The core errors' names, by number, as the specification spells them. */
+export const ERROR_NAMES = Object.freeze({
+  1: 'InvalidConfig',
+  2: 'InvalidFormat',
+  3: 'InvalidState',
+  4: 'BufferTooSmall',
+  5: 'MissingWeights',
+  6: 'InvalidPrompt',
+  7: 'ContextExceeded',
+  8: 'Arithmetic',
+});
+
+/**
+ * A core error: `message` is `Curta core error N`, `code` is N and `name` the
+ * error's name (InvalidPrompt for 6, ...).
+ */
+export class CurtaCoreError extends Error {
+  /** @param {number} code */
+  constructor(code) {
+    super(`Curta core error ${code}`);
+    /** The core error's number, 1 to 8. */
+    this.code = code;
+    this.name = ERROR_NAMES[/** @type {keyof typeof ERROR_NAMES} */ (code)] ?? 'CurtaCoreError';
+  }
+}
+
+/**
+ * Throws the core error `code` unless it is 0 (success).
+ * @param {number} code
+ */
+export function check(code) {
+  if (code !== 0) throw new CurtaCoreError(code >>> 0);
+}
+
+/** The module's exports, as the specification lists them. */
+export const EXPORTS = Object.freeze([
+  'alloc',
+  'dealloc',
+  'state_size',
+  'init_state',
+  'plan_turn',
+  'turn_with_sections',
+  'quote',
+  'convert',
+  'result_len',
+  'required_section',
+  'turn',
+]);
+
+/** `state_size` and `required_section` for parameters out of range. */
+export const OUT_OF_RANGE = 0xffffffff;
+/** `quote` returns this or'ed with the error's number for a core error. */
+const QUOTE_ERROR = 0xffffffff00000000n;
+/** The bytes `plan_turn` writes. */
+const PLAN_LEN = 20;
+
+/**
+ * The raw exports. Pointers, lengths and u32 values cross as wasm i32
+ * (JavaScript numbers; read u32 results with `>>> 0`), `quote` returns a
+ * wasm i64 (a BigInt).
+ * @typedef {object} CoreExports
+ * @property {WebAssembly.Memory} memory
+ * @property {(length: number) => number} alloc
+ * @property {(pointer: number, length: number) => void} dealloc
+ * @property {(config: number, promptLength: number, maxTokens: number) => number} state_size
+ * @property {(config: number, state: number, stateLength: number, prompt: number, promptLength: number, maxTokens: number, temperatureQ16: number, seedLow: number, seedHigh: number) => number} init_state
+ * @property {(config: number, state: number, stateLength: number, output: number) => number} plan_turn
+ * @property {(config: number, state: number, stateLength: number, metadata: number, metadataLength: number, first: number, firstLength: number, second: number, secondLength: number) => number} turn_with_sections
+ * @property {(config: number, metadata: number, metadataLength: number, prompt: number, promptLength: number, maxTokens: number, temperatureQ16: number) => bigint} quote
+ * @property {(checkpoint: number, checkpointLength: number, tokenizer: number, tokenizerLength: number) => number} convert
+ * @property {() => number} result_len
+ * @property {(config: number, state: number, stateLength: number) => number} required_section
+ * @property {(config: number, state: number, stateLength: number, metadata: number, metadataLength: number, weights: number, weightsLength: number) => number} turn
+ */
+
+/**
+ * The plan of the next turn.
+ * @typedef {object} TurnPlan
+ * @property {number[]} sections the matrix sections the turn reads, in order (section zero, always read, is left out)
+ * @property {number} estimatedCu the compute units the planner charged
+ * @property {number} maxGenerated the most tokens the turn can complete
+ */
+
+/**
+ * Run parameters: max tokens, the temperature (`temperatureQ16`, or
+ * `temperature` as a decimal number or string) and the seed.
+ * @typedef {object} RunOptions
+ * @property {number} maxTokens 1 to the context length
+ * @property {number} [temperatureQ16] the temperature with 16 fractional bits
+ * @property {number | string} [temperature] the temperature as a decimal, 0 to 16
+ * @property {bigint | number} [seed] 0 to 2^64 - 1; 0 (the default) starts at 0x9E3779B97F4A7C15
+ */
+
+/**
+ * The temperature of run options, with 16 fractional bits.
+ * @param {{ temperatureQ16?: number, temperature?: number | string }} options
+ */
+export function optionsQ16(options) {
+  const { temperatureQ16, temperature } = options;
+  if (temperatureQ16 !== undefined) {
+    u32Arg('temperatureQ16', temperatureQ16);
+    if (temperature !== undefined && temperatureToQ16(temperature) !== temperatureQ16) {
+      throw new RangeError(`temperature ${temperature} and temperatureQ16 ${temperatureQ16} disagree`);
+    }
+    return temperatureQ16;
+  }
+  return temperature === undefined ? 0 : temperatureToQ16(temperature);
+}
+
+/** @param {string | Uint8Array} prompt */
+export function promptBytes(prompt) {
+  if (typeof prompt === 'string') return new TextEncoder().encode(prompt);
+  if (prompt instanceof Uint8Array) return prompt;
+  throw new TypeError('a prompt is a string or a Uint8Array');
+}
+
+/**
+ * Bytes in the module's memory, from `alloc`. Views of them are taken fresh
+ * on every access: a call that grows the memory detaches older views.
+ */
+export class WasmBuffer {
+  /**
+   * @param {CoreWasm} core
+   * @param {number} pointer
+   * @param {number} length
+   */
+  constructor(core, pointer, length) {
+    this.core = core;
+    this.pointer = pointer;
+    this.length = length;
+  }
+
+  /** A live view; valid until the next call into the module. */
+  view() {
+    return this.core.view(this.pointer, this.length);
+  }
+
+  /** A copy of the bytes. */
+  read() {
+    return this.view().slice();
+  }
+
+  /** Releases the bytes; later calls do nothing. */
+  free() {
+    if (this.pointer !== 0) this.core.dealloc(this.pointer, this.length);
+    this.pointer = 0;
+    this.length = 0;
+  }
+}
+
+/**
+ * An artifact copied into the module's memory once, for sessions and quotes
+ * to pass by address: section zero (the metadata) and the matrix sections.
+ */
+export class CoreArtifact {
+  /**
+   * @param {CoreWasm} core
+   * @param {Uint8Array} bytes the whole `.curta` file
+   */
+  constructor(core, bytes) {
+    const table = readSectionTable(bytes);
+    this.core = core;
+    /** The section table: offset and length of each section in the file. */
+    this.sections = table.sections;
+    /** The 28 configuration bytes. */
+    this.configBytes = table.config;
+    this.buffer = core.copyIn(bytes);
+  }
+
+  /** Where the configuration lies in the module's memory (inside the header). */
+  get configPointer() {
+    return this.buffer.pointer + 16;
+  }
+
+  /**
+   * Section `index` in the module's memory.
+   * @param {number} index
+   * @returns {{ pointer: number, length: number }}
+   */
+  section(index) {
+    const entry = this.sections[index];
+    if (!entry) throw new CurtaCoreError(5); // the plan names a section the file lacks: MissingWeights
+    return { pointer: this.buffer.pointer + entry.offset, length: entry.length };
+  }
+
+  /** Section zero. */
+  get metadata() {
+    return this.section(0);
+  }
+
+  free() {
+    this.buffer.free();
+  }
+}
+
+/**
+ * The module's exports, with memory handling: every method copies its
+ * inputs in and its results out, and turns error numbers into
+ * `CurtaCoreError`s.
+ */
+export class CoreWasm {
+  /** @param {WebAssembly.Instance} instance */
+  constructor(instance) {
+    const exports = /** @type {CoreExports} */ (/** @type {unknown} */ (instance.exports));
+    for (const name of EXPORTS) {
+      if (typeof exports[/** @type {keyof CoreExports} */ (name)] !== 'function') {
+        throw new TypeError(`not the curta-core module: no export ${name}`);
+      }
+    }
+    if (!(exports.memory instanceof WebAssembly.Memory)) throw new TypeError('not the curta-core module: no memory');
+    this.instance = instance;
+    /** The raw exports. */
+    this.exports = exports;
+  }
+
+  /** The module's memory. */
+  get memory() {
+    return this.exports.memory;
+  }
+
+  /**
+   * A live view of memory; valid until the next call into the module.
+   * @param {number} pointer
+   * @param {number} length
+   */
+  view(pointer, length) {
+    return new Uint8Array(this.exports.memory.buffer, pointer, length);
+  }
+
+  /**
+   * `length` zeroed bytes aligned to eight.
+   * @param {number} length
+   * @returns {number} the pointer
+   */
+  alloc(length) {
+    const pointer = this.exports.alloc(u32Arg('length', length)) >>> 0;
+    if (pointer === 0) throw new RangeError(`the module could not allocate ${length} bytes`);
+    return pointer;
+  }
+
+  /**
+   * @param {number} pointer
+   * @param {number} length
+   */
+  dealloc(pointer, length) {
+    this.exports.dealloc(pointer, length);
+  }
+
+  /**
+   * A fresh zeroed buffer.
+   * @param {number} length
+   */
+  allocBuffer(length) {
+    return new WasmBuffer(this, this.alloc(length), length);
+  }
+
+  /**
+   * Copies bytes into a fresh buffer.
+   * @param {Uint8Array} bytes
+   */
+  copyIn(bytes) {
+    const buffer = this.allocBuffer(bytes.length);
+    buffer.view().set(bytes);
+    return buffer;
+  }
+
+  /**
+   * Runs `fn` with `inputs` copied into the module, then frees them.
+   * @template T
+   * @param {Uint8Array[]} inputs
+   * @param {(...buffers: WasmBuffer[]) => T} fn
+   * @returns {T}
+   */
+  withBuffers(inputs, fn) {
+    /** @type {WasmBuffer[]} */
+    const buffers = [];
+    try {
+      for (const bytes of inputs) buffers.push(this.copyIn(bytes));
+      return fn(...buffers);
+    } finally {
+      for (const b of buffers) b.free();
+    }
+  }
+
+  /**
+   * Copies an artifact into the module for sessions and quotes to share.
+   * @param {Uint8Array} bytes the whole `.curta` file
+   */
+  loadArtifact(bytes) {
+    return new CoreArtifact(this, bytes);
+  }
+
+  /**
+   * The size of a state.
+   * @param {import('./format.js').Config | Uint8Array} config
+   * @param {number} promptLength bytes, up to 1,024
+   * @param {number} maxTokens 1 to the context length
+   * @throws {RangeError} when the parameters are out of range (the module reports no error number here)
+   */
+  stateSize(config, promptLength, maxTokens) {
+    const size = this.withBuffers([encodeConfig(config)], (c) =>
+      this.exports.state_size(c.pointer, u32Arg('promptLength', promptLength), u32Arg('maxTokens', maxTokens)),
+    );
+    if (size >>> 0 === OUT_OF_RANGE) {
+      throw new RangeError(`state_size: configuration, prompt length ${promptLength} or max tokens ${maxTokens} out of range`);
+    }
+    return size >>> 0;
+  }
+
+  /**
+   * The count of turns a run takes (fewer when it ends early on token 1 or 2).
+   * @param {Uint8Array | CoreArtifact} artifact the whole file, section zero alone, or a loaded artifact
+   * @param {string | Uint8Array} prompt
+   * @param {RunOptions} options `seed` plays no part
+   */
+  quote(artifact, prompt, options) {
+    const bytes = promptBytes(prompt);
+    const maxTokens = u32Arg('maxTokens', options.maxTokens);
+    const q16 = optionsQ16(options);
+    /** @type {(config: number, metadata: {pointer: number, length: number}) => bigint} */
+    const call = (config, metadata) =>
+      this.withBuffers([bytes], (p) =>
+        this.exports.quote(config, metadata.pointer, metadata.length, p.pointer, p.length, maxTokens, q16),
+      );
+    let result;
+    if (artifact instanceof CoreArtifact) {
+      result = call(artifact.configPointer, artifact.metadata);
+    } else {
+      const zero = artifact.subarray(0, Math.min(metadataLength(artifact), artifact.length));
+      result = this.withBuffers([zero], (m) => call(m.pointer + 16, m));
+    }
+    const turns = BigInt.asUintN(64, result);
+    if (turns >= QUOTE_ERROR) throw new CurtaCoreError(Number(turns & 0xffffffffn));
+    return Number(turns);
+  }
+
+  /**
+   * Converts a llama2.c checkpoint and `tokenizer.bin` into an artifact,
+   * inside the module: the same bytes as the native converter.
+   * @param {Uint8Array} checkpoint
+   * @param {Uint8Array} tokenizer
+   * @returns {Uint8Array} the `.curta` file
+   */
+  convert(checkpoint, tokenizer) {
+    return this.withBuffers([checkpoint, tokenizer], (c, t) => {
+      const pointer = this.exports.convert(c.pointer, c.length, t.pointer, t.length) >>> 0;
+      const length = this.exports.result_len() >>> 0;
+      // On failure result_len holds the error's number.
+      if (pointer === 0) throw new CurtaCoreError(length);
+      const artifact = this.view(pointer, length).slice();
+      this.dealloc(pointer, length);
+      return artifact;
+    });
+  }
+
+  /**
+   * Writes a fresh state into `state` (a buffer of exactly `stateSize` bytes).
+   * @param {number} config pointer to the 28 configuration bytes
+   * @param {WasmBuffer} state
+   * @param {Uint8Array} prompt
+   * @param {number} maxTokens
+   * @param {number} temperatureQ16
+   * @param {bigint | number} seed
+   */
+  initState(config, state, prompt, maxTokens, temperatureQ16, seed) {
+    const [low, high] = splitSeed(seed);
+    const code = this.withBuffers([prompt], (p) =>
+      this.exports.init_state(
+        config,
+        state.pointer,
+        state.length,
+        p.pointer,
+        p.length,
+        u32Arg('maxTokens', maxTokens),
+        u32Arg('temperatureQ16', temperatureQ16),
+        low,
+        high,
+      ),
+    );
+    check(code);
+  }
+
+  /**
+   * The plan of a state's next turn.
+   * @param {number} config pointer to the 28 configuration bytes
+   * @param {WasmBuffer} state
+   * @param {WasmBuffer} [output] 20 bytes to reuse; a temporary one otherwise
+   * @returns {TurnPlan}
+   */
+  planTurn(config, state, output) {
+    const out = output ?? this.allocBuffer(PLAN_LEN);
+    try {
+      check(this.exports.plan_turn(config, state.pointer, state.length, out.pointer));
+      const v = out.view();
+      const dv = new DataView(v.buffer, v.byteOffset, PLAN_LEN);
+      const word = (/** @type {number} */ i) => dv.getUint32(4 * i, true);
+      return {
+        sections: [word(1), word(2)].slice(0, word(0)),
+        estimatedCu: word(3),
+        maxGenerated: word(4),
+      };
+    } finally {
+      if (!output) out.free();
+    }
+  }
+}
+
+/** Whether this is Node (which reads files) rather than a browser (which fetches). */
+const isNode = () =>
+  typeof process === 'object' && process !== null && typeof process.versions?.node === 'string';
+
+/**
+ * Node's fs, imported so that bundlers for the browser leave it alone.
+ * @returns {Promise<typeof import('node:fs/promises')>}
+ */
+async function nodeFs() {
+  const specifier = 'node:fs/promises';
+  return import(/* webpackIgnore: true */ /* @vite-ignore */ specifier);
+}
+
+/**
+ * The default module: in Node, `$CURTA_WASM`, else the package's
+ * `dist/curta_core.wasm` (`npm run build` copies it there), else the
+ * workspace build `target/wasm/curta_core.wasm` (`make build-wasm`); in a
+ * browser, `dist/curta_core.wasm` beside the package's modules.
+ * @returns {Promise<URL | Uint8Array>}
+ */
+async function defaultSource() {
+  const dist = new URL('../dist/curta_core.wasm', import.meta.url);
+  if (!isNode()) return dist;
+  const fs = await nodeFs();
+  const candidates = [dist, new URL('../../target/wasm/curta_core.wasm', import.meta.url)];
+  if (process.env.CURTA_WASM) return fs.readFile(process.env.CURTA_WASM);
+  for (const url of candidates) {
+    try {
+      return await fs.readFile(url);
+    } catch (e) {
+      if (/** @type {{code?: string}} */ (e).code !== 'ENOENT') throw e;
+    }
+  }
+  throw new Error(
+    `curta_core.wasm not found (looked at ${candidates.map((u) => u.pathname).join(', ')}): ` +
+      'run `make build-wasm` in the workspace, or `npm run build` in sdk/, or pass the module to loadCore()',
+  );
+}
+
+/**
+ * Compiles whatever `loadCore` was given.
+ * @param {unknown} source
+ * @returns {Promise<WebAssembly.Module>}
+ */
+async function compile(source) {
+  source = await source;
+  if (source instanceof WebAssembly.Module) return source;
+  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) {
+    return WebAssembly.compile(/** @type {BufferSource} */ (source));
+  }
+  if (typeof Response !== 'undefined' && source instanceof Response) {
+    if (!source.ok) throw new Error(`cannot load the module: HTTP ${source.status} for ${source.url}`);
+    const type = source.headers.get('content-type') ?? '';
+    if (typeof WebAssembly.compileStreaming === 'function' && type.startsWith('application/wasm')) {
+      return WebAssembly.compileStreaming(source);
+    }
+    return WebAssembly.compile(await source.arrayBuffer());
+  }
+  if (typeof source === 'string' && isNode() && !/^[a-z][a-z0-9+.-]*:\/\//i.test(source)) {
+    // In Node a string without a scheme is a file path.
+    return WebAssembly.compile(await (await nodeFs()).readFile(source));
+  }
+  if (source instanceof URL || typeof source === 'string') {
+    // Node's fetch does not read file: URLs.
+    if (isNode() && String(source).startsWith('file:')) {
+      return WebAssembly.compile(await (await nodeFs()).readFile(new URL(source)));
+    }
+    // In a browser a string is a URL, relative to the page.
+    return compile(fetch(source instanceof URL ? source : new URL(source, globalThis.location?.href)));
+  }
+  throw new TypeError('loadCore takes the module as bytes, a URL, a path, a Response or a WebAssembly.Module');
+}
+
+/**
+ * Loads the curta-core module.
+ * @param {Uint8Array | ArrayBuffer | URL | string | Response | Promise<Response> | WebAssembly.Module} [source]
+ *   the module's bytes, where to fetch or read it, or a compiled module; the
+ *   default is described at `defaultSource` (Node: `$CURTA_WASM`,
+ *   `dist/curta_core.wasm`, then `../target/wasm/curta_core.wasm`)
+ * @returns {Promise<CoreWasm>}
+ */
+export async function loadCore(source) {
+  const module = await compile(source ?? (await defaultSource()));
+  // The module imports nothing.
+  const instance = await WebAssembly.instantiate(module, {});
+  return new CoreWasm(instance);
+}

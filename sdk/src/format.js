@@ -1,0 +1,261 @@
+// @ts-check
+// Byte layouts the SDK reads on the JavaScript side: the artifact's header
+// and section table, the state header and the places of the state's output
+// buffers (see the specification's "The resumable state"), and the run
+// parameters as the module takes them. Marshalling only: no inference here.
+
+/** The artifact's magic, `CURTAW01`. */
+export const ARTIFACT_MAGIC = 'CURTAW01';
+/** Where the artifact header keeps the section count (u32). */
+export const SECTION_COUNT_OFFSET = 12;
+/** Where the artifact header keeps the model configuration (seven u32). */
+export const CONFIG_OFFSET = 16;
+/** The configuration's encoded length: seven u32. */
+export const CONFIG_LEN = 28;
+/** Where the section table starts; entry i is (u64 offset, u64 length). */
+export const SECTION_TABLE = 128;
+/** Bytes per section table entry. */
+export const SECTION_ENTRY_LEN = 16;
+
+/** The state header's length and tag. */
+export const STATE_HEADER_LEN = 128;
+export const STATE_TAG = 'CURTAST2';
+/** The phase of a complete run. */
+export const PHASE_DONE = 20;
+/** Output text bytes reserved per generated token. */
+export const MAX_TOKEN_BYTES = 128;
+
+/**
+ * A model's shape, llama2.c's seven header values.
+ * @typedef {object} Config
+ * @property {number} dim
+ * @property {number} hiddenDim
+ * @property {number} nLayers
+ * @property {number} nHeads
+ * @property {number} nKvHeads
+ * @property {number} vocabSize
+ * @property {number} seqLen
+ */
+
+const CONFIG_FIELDS = /** @type {const} */ ([
+  'dim',
+  'hiddenDim',
+  'nLayers',
+  'nHeads',
+  'nKvHeads',
+  'vocabSize',
+  'seqLen',
+]);
+
+/**
+ * @param {Uint8Array} bytes
+ * @returns {DataView}
+ */
+function view(bytes) {
+  return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/**
+ * A u64 that must fit a JavaScript number exactly (sizes and offsets).
+ * @param {DataView} dv
+ * @param {number} at
+ */
+function u64(dv, at) {
+  const v = dv.getBigUint64(at, true);
+  if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError(`u64 at ${at} is too large`);
+  return Number(v);
+}
+
+/**
+ * The 28 bytes the module takes for a configuration: from a Config object,
+ * or the first 28 bytes of a Uint8Array that holds them.
+ * @param {Config | Uint8Array} config
+ * @returns {Uint8Array}
+ */
+export function encodeConfig(config) {
+  if (config instanceof Uint8Array) {
+    if (config.length < CONFIG_LEN) throw new RangeError(`a configuration is ${CONFIG_LEN} bytes`);
+    return config.slice(0, CONFIG_LEN);
+  }
+  const out = new Uint8Array(CONFIG_LEN);
+  const dv = view(out);
+  CONFIG_FIELDS.forEach((name, i) => dv.setUint32(4 * i, Number(config[name]) >>> 0, true));
+  return out;
+}
+
+/**
+ * Decodes 28 configuration bytes.
+ * @param {Uint8Array} bytes
+ * @returns {Config}
+ */
+export function decodeConfig(bytes) {
+  const dv = view(bytes);
+  /** @type {Record<string, number>} */
+  const out = {};
+  CONFIG_FIELDS.forEach((name, i) => (out[name] = dv.getUint32(4 * i, true)));
+  return /** @type {Config} */ (/** @type {unknown} */ (out));
+}
+
+/**
+ * One section of an artifact: where it starts in the file and its length.
+ * @typedef {object} SectionEntry
+ * @property {number} offset
+ * @property {number} length
+ */
+
+/**
+ * Reads an artifact's section table (section zero is the metadata), and
+ * checks every entry lies inside the bytes given. Only the header is read:
+ * the core checks the rest when it uses the metadata.
+ * @param {Uint8Array} artifact the whole `.curta` file
+ * @returns {{ config: Uint8Array, sections: SectionEntry[] }}
+ * @throws {RangeError} when the header or the table does not fit the file
+ */
+export function readSectionTable(artifact) {
+  if (artifact.length < SECTION_TABLE + SECTION_ENTRY_LEN) {
+    throw new RangeError('not a Curta artifact: too short');
+  }
+  const magic = String.fromCharCode(...artifact.subarray(0, 8));
+  if (magic !== ARTIFACT_MAGIC) throw new RangeError(`not a Curta artifact: magic ${JSON.stringify(magic)}`);
+  const dv = view(artifact);
+  const count = dv.getUint32(SECTION_COUNT_OFFSET, true);
+  if (count < 1 || SECTION_TABLE + count * SECTION_ENTRY_LEN > artifact.length) {
+    throw new RangeError(`not a Curta artifact: ${count} sections do not fit`);
+  }
+  /** @type {SectionEntry[]} */
+  const sections = [];
+  for (let i = 0; i < count; i++) {
+    const at = SECTION_TABLE + i * SECTION_ENTRY_LEN;
+    const offset = u64(dv, at);
+    const length = u64(dv, at + 8);
+    if (offset + length > artifact.length) {
+      throw new RangeError(`section ${i} (${offset}+${length}) lies past the artifact's ${artifact.length} bytes`);
+    }
+    sections.push({ offset, length });
+  }
+  return { config: artifact.slice(CONFIG_OFFSET, CONFIG_OFFSET + CONFIG_LEN), sections };
+}
+
+/**
+ * The length of section zero (the metadata): the u64 at byte 128 + 8.
+ * @param {Uint8Array} artifact the whole file, or section zero alone
+ */
+export function metadataLength(artifact) {
+  if (artifact.length < SECTION_TABLE + SECTION_ENTRY_LEN) throw new RangeError('not a Curta artifact: too short');
+  return u64(view(artifact), SECTION_TABLE + 8);
+}
+
+/**
+ * The state header's cursor and counters.
+ * @typedef {object} StateInfo
+ * @property {number} phase 0 to 20
+ * @property {number} layer
+ * @property {number} row
+ * @property {number} position
+ * @property {number} promptLength bytes
+ * @property {number} promptTokens
+ * @property {number} maxTokens
+ * @property {number} temperatureQ16
+ * @property {number} generated tokens generated so far
+ * @property {number} textLength output text bytes
+ * @property {bigint} seed the generator's state
+ * @property {number} turns turns the core has run on this state
+ * @property {boolean} complete
+ */
+
+/**
+ * Decodes a state header.
+ * @param {Uint8Array} state at least the 128-byte header
+ * @returns {StateInfo}
+ */
+export function readStateInfo(state) {
+  if (state.length < STATE_HEADER_LEN) throw new RangeError('a state is at least 128 bytes');
+  const dv = view(state);
+  const u = (/** @type {number} */ at) => dv.getUint32(at, true);
+  const phase = u(8);
+  return {
+    phase,
+    layer: u(12),
+    row: u(16),
+    position: u(20),
+    promptLength: u(28),
+    promptTokens: u(32),
+    maxTokens: u(36),
+    temperatureQ16: u(40),
+    generated: u(44),
+    textLength: u(48),
+    seed: dv.getBigUint64(72, true),
+    turns: Number(dv.getBigUint64(80, true)),
+    complete: phase === PHASE_DONE,
+  };
+}
+
+/** @param {number} n */
+const align8 = (n) => Math.ceil(n / 8) * 8;
+
+/**
+ * Where the prompt, prompt tokens, output tokens and output text start in
+ * a state, from the prompt's length and max tokens: the buffers follow the
+ * header in that order, each at a multiple of eight.
+ * @param {number} promptLength
+ * @param {number} maxTokens
+ */
+export function stateOffsets(promptLength, maxTokens) {
+  const prompt = STATE_HEADER_LEN;
+  const promptTokens = align8(prompt + promptLength);
+  const outputTokens = align8(promptTokens + 4 * (promptLength + 2));
+  const outputText = align8(outputTokens + 4 * maxTokens);
+  return { prompt, promptTokens, outputTokens, outputText };
+}
+
+/**
+ * A decimal temperature as the module takes it, with 16 fractional bits,
+ * rounded to nearest with ties up: the native CLI's `--temperature` rule,
+ * in integers so every platform agrees (0.8 gives 52429). Values past u32
+ * are clamped, for the core to refuse as InvalidPrompt.
+ * @param {number | string} temperature
+ * @returns {number}
+ */
+export function temperatureToQ16(temperature) {
+  let text = typeof temperature === 'number' ? String(temperature) : String(temperature).trim();
+  if (typeof temperature === 'number') {
+    if (!Number.isFinite(temperature) || temperature < 0) throw new RangeError(`bad temperature ${temperature}`);
+    // 1e-7, 0.30000000000000004 and the like: twelve decimals, the most
+    // the rule reads.
+    if (/e/i.test(text) || text.length - text.indexOf('.') > 13) text = temperature.toFixed(12);
+  }
+  const match = /^(\d*)(?:\.(\d{0,12}))?$/.exec(text);
+  if (!match || (match[1] === '' && (match[2] ?? '') === '')) {
+    throw new RangeError(`bad temperature ${JSON.stringify(text)}: a decimal with at most 12 fractional digits`);
+  }
+  const whole = match[1] || '0';
+  const fraction = match[2] ?? '';
+  const scale = 10n ** BigInt(fraction.length);
+  const numerator = BigInt(whole) * scale + BigInt(fraction || '0');
+  const q = (numerator * 65536n * 2n + scale) / (2n * scale);
+  return q > 0xffffffffn ? 0xffffffff : Number(q);
+}
+
+/**
+ * A seed as its low and high 32 bits.
+ * @param {bigint | number} seed 0 to 2^64 - 1
+ * @returns {[number, number]}
+ */
+export function splitSeed(seed) {
+  if (typeof seed === 'number' && !Number.isSafeInteger(seed)) throw new RangeError(`bad seed ${seed}`);
+  const s = BigInt(seed);
+  if (s < 0n || s >= 1n << 64n) throw new RangeError(`seed ${s} is outside 0 to 2^64 - 1`);
+  return [Number(s & 0xffffffffn), Number(s >> 32n)];
+}
+
+/**
+ * A u32 argument: an integer from 0 to 2^32 - 1.
+ * @param {string} name
+ * @param {number} value
+ */
+export function u32Arg(name, value) {
+  if (!Number.isInteger(value) || value < 0 || value > 0xffffffff) {
+    throw new RangeError(`${name} must be an integer from 0 to 2^32 - 1, not ${value}`);
+  }
+  return value;
+}

@@ -1,0 +1,26 @@
+// @ts-check
+// @curta/sdk: curta-core's WebAssembly module for browsers and Node. Quote,
+// plan, run and replay turns, and convert checkpoints, bit for bit as the
+// native build and the curta program do.
+
+export {
+  CoreArtifact,
+  CoreWasm,
+  CurtaCoreError,
+  ERROR_NAMES,
+  EXPORTS,
+  WasmBuffer,
+  check,
+  loadCore,
+} from './core.js';
+export { CoreSession } from './session.js';
+export {
+  decodeConfig,
+  encodeConfig,
+  metadataLength,
+  readSectionTable,
+  readStateInfo,
+  splitSeed,
+  stateOffsets,
+  temperatureToQ16,
+} from './format.js';

@@ -1,0 +1,165 @@
+// Core errors through the package: `Curta core error N`, with the number
+// and the name; and the raw exports refusing bad arguments without a trap.
+import assert from 'node:assert/strict';
+import test from 'node:test';
+
+import { CoreSession, CurtaCoreError, ERROR_NAMES } from '../src/index.js';
+import { core, stories260K } from '../test-support/fixtures.js';
+
+const PROMPT = 'Once upon a time';
+/** @param {number} code */
+const coreError = (code) => ({ name: ERROR_NAMES[code], code, message: `Curta core error ${code}` });
+
+test('a prompt with a zero byte is InvalidPrompt: an Error "Curta core error 6"', async () => {
+  const c = await core();
+  let caught;
+  try {
+    CoreSession.open(c, stories260K(), 'Once\0upon', { maxTokens: 12 });
+  } catch (e) {
+    caught = e;
+  }
+  assert.ok(caught instanceof Error);
+  assert.ok(caught instanceof CurtaCoreError);
+  assert.equal(caught.message, 'Curta core error 6');
+  assert.equal(caught.code, 6);
+  assert.equal(caught.name, 'InvalidPrompt');
+});
+
+test('every error number has the specification’s name', () => {
+  const names = [
+    'InvalidConfig',
+    'InvalidFormat',
+    'InvalidState',
+    'BufferTooSmall',
+    'MissingWeights',
+    'InvalidPrompt',
+    'ContextExceeded',
+    'Arithmetic',
+  ];
+  names.forEach((name, i) => {
+    const e = new CurtaCoreError(i + 1);
+    assert.equal(e.name, name);
+    assert.equal(e.code, i + 1);
+    assert.equal(e.message, `Curta core error ${i + 1}`);
+    assert.equal(String(e), `${name}: Curta core error ${i + 1}`);
+  });
+});
+
+test('run parameters out of range are InvalidPrompt (6)', async () => {
+  const c = await core();
+  const art = stories260K();
+  const open = (prompt, options) => () => CoreSession.open(c, art, prompt, options);
+  assert.throws(open(new Uint8Array([0x4f, 0xff]), { maxTokens: 12 }), coreError(6)); // not UTF-8
+  assert.throws(open(PROMPT, { maxTokens: 0 }), coreError(6));
+  assert.throws(open(PROMPT, { maxTokens: 513 }), coreError(6)); // past the 512 context
+  assert.throws(open('a'.repeat(1025), { maxTokens: 1 }), coreError(6));
+  assert.throws(open(PROMPT, { maxTokens: 12, temperature: 16.5 }), coreError(6));
+  assert.throws(open(PROMPT, { maxTokens: 12, temperatureQ16: 0xffffffff }), coreError(6));
+  // Not core errors: arguments JavaScript cannot pass as u32 or u64.
+  assert.throws(open(PROMPT, { maxTokens: -1 }), RangeError);
+  assert.throws(open(PROMPT, { maxTokens: 12, seed: -1n }), RangeError);
+  assert.throws(open(PROMPT, { maxTokens: 12, temperature: 'warm' }), RangeError);
+  assert.throws(open(PROMPT, { maxTokens: 12, temperature: 0.8, temperatureQ16: 1 }), RangeError);
+});
+
+test('a prompt whose tokens and max tokens pass the context is ContextExceeded (7) at the end of tokenizing', async () => {
+  const c = await core();
+  const session = CoreSession.open(c, stories260K(), PROMPT, { maxTokens: 512 });
+  assert.throws(() => session.step(), coreError(7));
+  session.close();
+});
+
+test('a run that is complete is InvalidState (3); so is a state that is not one', async () => {
+  const c = await core();
+  const session = CoreSession.open(c, stories260K(), PROMPT, { maxTokens: 1 });
+  session.run();
+  assert.throws(() => session.step(), coreError(3));
+  assert.throws(() => session.plan(), coreError(3));
+  const garbage = session.state().fill(7);
+  session.close();
+  const bad = CoreSession.resume(c, stories260K(), garbage);
+  assert.throws(() => bad.step(), coreError(3));
+  assert.throws(() => bad.requiredSection(), coreError(3));
+  bad.close();
+});
+
+test('metadata that does not check is InvalidFormat (2)', async () => {
+  const c = await core();
+  const art = stories260K().slice();
+  art[8] ^= 1; // the format version
+  const session = CoreSession.open(c, art, PROMPT, { maxTokens: 4 });
+  assert.throws(() => session.step(), coreError(2));
+  assert.throws(() => c.quote(art, PROMPT, { maxTokens: 4 }), coreError(2));
+  session.close();
+});
+
+test('stateSize: the size, or a RangeError for parameters out of range', async () => {
+  const c = await core();
+  const config = stories260K().subarray(16, 44);
+  // The specification: a 12-token run on the 16-byte prompt is a 48,304-byte
+  // run account, its 256-byte header included.
+  assert.equal(c.stateSize(config, 16, 12), 48_304 - 256);
+  assert.throws(() => c.stateSize(config, 16, 0), RangeError);
+  assert.throws(() => c.stateSize(new Uint8Array(28), 16, 12), RangeError);
+});
+
+test('quote: errors are thrown with their numbers', async () => {
+  const c = await core();
+  assert.throws(() => c.quote(stories260K(), 'a\0', { maxTokens: 4 }), coreError(6));
+  assert.throws(() => c.quote(stories260K(), PROMPT, { maxTokens: 512 }), coreError(7));
+});
+
+test('raw exports: bad pointers and lengths give error numbers, never a trap', async () => {
+  const c = await core();
+  const { exports } = c;
+  const art = c.loadArtifact(stories260K());
+  const cfg = art.configPointer;
+  const meta = art.metadata;
+  const prompt = c.copyIn(new TextEncoder().encode(PROMPT));
+  const size = c.stateSize(art.configBytes, prompt.length, 12);
+  const state = c.allocBuffer(size + 8);
+  const s = state.pointer;
+  const out = c.allocBuffer(20);
+  const beyond = c.memory.buffer.byteLength; // the first address past the memory
+  const init = (config, st, len, p = prompt.pointer, plen = prompt.length) =>
+    exports.init_state(config, st, len, p, plen, 12, 0, 0, 0);
+
+  assert.equal(init(0, s, size), 1); // no configuration
+  assert.equal(init(beyond - 8, s, size), 1); // a configuration past the memory
+  assert.equal(init(cfg, 0, size), 3); // a null state with a length
+  assert.equal(init(cfg, beyond - 16, size), 3); // a state past the memory
+  assert.equal(init(cfg, s + 4, size), 3); // a state not aligned to eight
+  assert.equal(init(cfg, s, size - 8), 4); // the wrong length
+  assert.equal(init(cfg, s, size, 0, 16), 6); // a null prompt with a length
+  assert.equal(init(cfg, s, size, s + 128, 16), 3); // a prompt inside the state
+  assert.equal(init(cfg, s, size), 0);
+
+  assert.equal(exports.plan_turn(cfg, s, size, 0), 4); // no output
+  assert.equal(exports.plan_turn(cfg, s, size, beyond - 4), 4); // output past the memory
+  assert.equal(exports.plan_turn(cfg, 0, size, out.pointer), 3);
+  assert.equal(exports.plan_turn(cfg, s, size, out.pointer), 0);
+
+  const turn = (metaPtr, metaLen, a = 0, alen = 0) =>
+    exports.turn_with_sections(cfg, s, size, metaPtr, metaLen, a, alen, 0, 0);
+  assert.equal(turn(0, meta.length), 2); // null metadata with a length
+  assert.equal(turn(s, size), 3); // metadata overlapping the state
+  assert.equal(turn(meta.pointer, meta.length, 0, 10), 5); // a null section with a length
+  assert.equal(turn(meta.pointer, meta.length - 8), 2); // metadata cut short
+  assert.equal(turn(meta.pointer, meta.length), 0); // tokenizing reads section zero alone
+  assert.equal(turn(meta.pointer, meta.length), 5); // the embedding needs its section
+
+  assert.equal(exports.required_section(0, s, size) >>> 0, 0xffffffff);
+  assert.equal(exports.required_section(cfg, s, 0) >>> 0, 0xffffffff);
+  assert.equal(exports.state_size(0, 16, 12) >>> 0, 0xffffffff);
+  assert.equal(exports.state_size(cfg, 1025, 12) >>> 0, 0xffffffff);
+  assert.equal(exports.state_size(cfg, 16, 12) >>> 0, size);
+  // quote's errors: 0xFFFFFFFF_0000000N.
+  const q = (p, plen, max) => BigInt.asUintN(64, exports.quote(cfg, meta.pointer, meta.length, p, plen, max, 0));
+  assert.equal(q(prompt.pointer, prompt.length, 12), 20n);
+  assert.equal(q(0, 5, 12), 0xffffffff00000006n);
+  assert.equal(q(prompt.pointer, prompt.length, 0), 0xffffffff00000006n);
+  assert.equal(BigInt.asUintN(64, exports.quote(0, 0, 0, 0, 0, 1, 0)), 0xffffffff00000001n);
+
+  for (const b of [prompt, state, out]) b.free();
+  art.free();
+});
