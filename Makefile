@@ -30,10 +30,17 @@ WASM_FEATURES := std
 # cdylib with its own #[panic_handler], which curta-core does not have.
 WASM_BUILD_STD := std,panic_abort
 
-.PHONY: setup-sbf build-sbf build-wasm test-sbf-smoke
+.PHONY: setup setup-sbf models build-sbf build-wasm demo test test-core test-program test-bitexact test-wasm golden bench
 
 setup-sbf:
 	@bash $(ROOT)/scripts/setup-sbf.sh
+
+# The real test models: ../shared/models, or the public originals fetched
+# into models/ and checked against pinned SHA-256s.
+models:
+	@bash $(ROOT)/scripts/fetch-models.sh >/dev/null
+
+setup: setup-sbf models
 
 build-sbf: setup-sbf
 	cd $(ROOT) && $(DEB_ENV) PATH="$(or $(CARGO_HOME),$(HOME)/.cargo)/bin:$$PATH" LD_LIBRARY_PATH=$(LLVM_LINK_DIR) \
@@ -54,15 +61,44 @@ build-wasm: setup-sbf
 		$(WASM_TARGET_DIR)/curta_core.wasm
 	@ls -l $(WASM_TARGET_DIR)/curta_core.wasm
 
-# Runs the SBF build in solana-program-test (a cold build of the harness
-# takes about 6 minutes on 2 cores).
-test-sbf-smoke: build-sbf
-	cd $(ROOT) && SBF_OUT_DIR=$(DEPLOY_DIR) cargo test -p curta-harness --test smoke -- --nocapture
-
 # The JS package's tests (Node's built-in runner): the module against the
 # native CLI, which they run for conversions, runs and per-turn states.
-.PHONY: test-wasm
 test-wasm: build-wasm
 	cd $(ROOT) && cargo build --release -p curta-core --features std --bin curta-core
 	cd $(ROOT) && CURTA_WASM=$(WASM_TARGET_DIR)/curta_core.wasm CURTA_CLI=$(ROOT)/target/release/curta-core \
 		node --test sdk/test/
+
+# The harness's runs use the program's .so and the module; they read models
+# from CURTA_MODELS, set from what scripts/fetch-models.sh found.
+HARNESS_ENV = SBF_OUT_DIR=$(DEPLOY_DIR) CURTA_WASM=$(WASM_TARGET_DIR)/curta_core.wasm \
+	CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh)
+
+# The main job: convert stories260K, run a prompt natively and on the SBF
+# VM (upload, seal, open, turns), printing the text, turns and compute units.
+demo: setup build-sbf
+	cd $(ROOT) && $(HARNESS_ENV) cargo run -q -p curta-harness --bin demo -- "Once upon a time" 12
+
+# Every test: the core's and the program's unit tests, the program on the
+# SBF VM, the bit-exactness harness with its compute-unit report, the JS package.
+test: setup test-core test-program test-bitexact test-wasm
+
+test-core: models
+	cd $(ROOT) && CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) cargo test
+
+test-program: setup build-sbf
+	cd $(ROOT) && $(HARNESS_ENV) cargo test -p curta-harness --test program
+
+# Every golden run, turn by turn, on the SBF VM, natively and through the
+# WebAssembly module, against golden/; writes target/cu-report.md.
+test-bitexact: setup build-sbf build-wasm
+	cd $(ROOT) && $(HARNESS_ENV) cargo test -p curta-harness --lib --test bitexact -- --nocapture
+
+# Writes golden/receipts/ and golden/slopes.txt, only when the three targets
+# agree on every turn. Commit the result with a message that says why.
+golden: setup build-sbf build-wasm
+	cd $(ROOT) && $(HARNESS_ENV) cargo run -q -p curta-harness --bin golden
+
+# Native tokens and multiply-accumulates per second.
+bench: models
+	cd $(ROOT) && CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) \
+		cargo run -q --release -p curta-core --features std --example bench

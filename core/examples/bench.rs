@@ -61,12 +61,14 @@ fn bench(name: &str, artifact: &[u8], prompt: &[u8], max_tokens: u32) {
             index: 0,
             bytes: &[],
         }; 2];
-        for i in 0..plan.section_count {
-            let index = plan.sections[i] as usize;
-            let offset = m.section_offset(index);
-            sections[i] = WeightSection {
-                index: index as u32,
-                bytes: &artifact[offset..offset + m.section_len(index)],
+        for (slot, &index) in sections
+            .iter_mut()
+            .zip(&plan.sections[..plan.section_count])
+        {
+            let offset = m.section_offset(index as usize);
+            *slot = WeightSection {
+                index,
+                bytes: &artifact[offset..offset + m.section_len(index as usize)],
             };
         }
         turn(m.config, state, m.bytes, &sections[..plan.section_count]).unwrap();

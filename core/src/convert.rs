@@ -22,8 +22,8 @@ fn round(v: f64) -> f64 {
 
 /// `e^x`: range reduction by ln 2, then a Taylor series on |r| <= ln(2)/2.
 pub fn exp(x: f64) -> f64 {
-    const LN2_HI: f64 = 6.931_471_803_691_238_164_9e-1;
-    const LN2_LO: f64 = 1.908_214_929_270_587_700_0e-10;
+    const LN2_HI: f64 = 6.931_471_803_691_238e-1;
+    const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
     if x < -745.0 {
         return 0.0;
     }
@@ -43,9 +43,9 @@ pub fn exp(x: f64) -> f64 {
 /// `sin` and `cos` of `x >= 0`: Cody-Waite reduction by pi/2 in three parts
 /// (fdlibm's), then Taylor series on |r| <= pi/4.
 pub fn sin_cos(x: f64) -> (f64, f64) {
-    const PIO2_1: f64 = 1.570_796_326_734_125_614_17;
-    const PIO2_2: f64 = 6.077_100_506_303_965_976_60e-11;
-    const PIO2_2T: f64 = 2.022_266_248_795_950_631_54e-21;
+    const PIO2_1: f64 = 1.570_796_326_734_125_6;
+    const PIO2_2: f64 = 6.077_100_506_303_966e-11;
+    const PIO2_2T: f64 = 2.022_266_248_795_950_6e-21;
     let k = round(x / core::f64::consts::FRAC_PI_2);
     let r = ((x - k * PIO2_1) - k * PIO2_2) - k * PIO2_2T;
     let r2 = r * r;

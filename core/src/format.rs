@@ -145,9 +145,9 @@ impl Config {
             && (1..=256).contains(&self.n_layers)
             && (1..=256).contains(&self.n_heads)
             && (1..=self.n_heads).contains(&self.n_kv_heads)
-            && self.dim % self.n_heads == 0
-            && self.n_heads % self.n_kv_heads == 0
-            && (self.dim / self.n_heads) % 2 == 0
+            && self.dim.is_multiple_of(self.n_heads)
+            && self.n_heads.is_multiple_of(self.n_kv_heads)
+            && (self.dim / self.n_heads).is_multiple_of(2)
             // Byte fallback needs ids 3..=258.
             && (259..=1 << 20).contains(&self.vocab_size)
             && (1..=65536).contains(&self.seq_len);
@@ -223,7 +223,7 @@ pub struct MatrixRef {
 impl MatrixRef {
     /// Bytes the matrix occupies, padded to eight.
     #[inline(always)]
-    pub fn len(&self) -> usize {
+    pub fn byte_len(&self) -> usize {
         matrix_len(self.rows, self.cols) as usize
     }
 
@@ -456,8 +456,9 @@ impl<'a> Metadata<'a> {
         // and inside section zero.
         let place = |field: usize, len: u64| -> Result<usize, Error> {
             let offset = read_u32(bytes, field) as u64;
-            let inside =
-                offset % 8 == 0 && offset >= table_end as u64 && offset + len <= bytes.len() as u64;
+            let inside = offset.is_multiple_of(8)
+                && offset >= table_end as u64
+                && offset + len <= bytes.len() as u64;
             inside
                 .then_some(offset as usize)
                 .ok_or(Error::InvalidFormat)

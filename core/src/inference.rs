@@ -198,7 +198,7 @@ impl Header {
     /// can be indexed anywhere its cursor points without a bounds failure.
     pub fn read_checked(config: &Config, state: &[u8]) -> Result<Header, Error> {
         let h = Header::read(state)?;
-        if state.as_ptr() as usize % 8 != 0 {
+        if !(state.as_ptr() as usize).is_multiple_of(8) {
             return Err(Error::InvalidState);
         }
         let layout =
@@ -211,7 +211,7 @@ impl Header {
         }
         let tokenizing = h.phase < phase::EMBEDDING;
         let capacity = layout.prompt_len as u32 + 2;
-        let in_sequence = h.position + 1 <= h.prompt_tokens + h.generated
+        let in_sequence = h.position < h.prompt_tokens + h.generated
             && (h.generated == 0 || h.position + 1 == h.prompt_tokens + h.generated);
         let ok = planner::cursor_in_range(config, &layout, &h.run_shape(), &h.cursor())
             && h.prompt_tokens <= capacity
@@ -387,7 +387,7 @@ pub fn init_state_with(
     if state.len() != layout.size {
         return Err(Error::BufferTooSmall);
     }
-    if state.as_ptr() as usize % 8 != 0 {
+    if !(state.as_ptr() as usize).is_multiple_of(8) {
         return Err(Error::InvalidState);
     }
     if clear {
@@ -488,10 +488,9 @@ pub fn turn_with(input: &TurnInput, state: &mut [u8]) -> Result<TurnResult, Erro
     } else {
         let plan = planner::plan_cursor(&config, &h.run_shape(), &h.cursor(), input.allowance)?;
         let mut found: [&[u8]; 2] = [&[], &[]];
-        for i in 0..plan.section_count {
-            let index = plan.sections[i];
+        for (slot, &index) in found.iter_mut().zip(&plan.sections[..plan.section_count]) {
             let need = m.layout.section_len(&config, index, m.shared_classifier) as usize;
-            found[i] = match input.sections.iter().find(|s| s.index == index) {
+            *slot = match input.sections.iter().find(|s| s.index == index) {
                 Some(s) if s.bytes.len() >= need => s.bytes,
                 _ => return Err(Error::MissingWeights),
             };
@@ -567,7 +566,7 @@ fn take<'s>(rest: &mut &'s mut [u8], cut: &mut usize, at: usize, len: usize) -> 
 #[inline(always)]
 fn cast<T: Copy>(bytes: &mut [u8]) -> &mut [T] {
     let size = core::mem::size_of::<T>();
-    assert!(bytes.as_ptr() as usize % core::mem::align_of::<T>() == 0);
+    assert!((bytes.as_ptr() as usize).is_multiple_of(core::mem::align_of::<T>()));
     // SAFETY: the pointer is aligned for T (checked above), the length is
     // rounded down to whole elements, every bit pattern is a valid integer,
     // and the borrow of `bytes` is moved into the result.
@@ -1059,19 +1058,19 @@ fn region<'s>(
 
 /// The generated token ids, four little-endian bytes each; empty for a
 /// state that does not check.
-pub fn output_tokens<'s>(config: Config, state: &'s [u8]) -> &'s [u8] {
+pub fn output_tokens(config: Config, state: &[u8]) -> &[u8] {
     region(&config, state, |l, h| {
         (l.output_tokens, 4 * h.generated as usize)
     })
 }
 
 /// The generated text; empty for a state that does not check.
-pub fn output_text<'s>(config: Config, state: &'s [u8]) -> &'s [u8] {
+pub fn output_text(config: Config, state: &[u8]) -> &[u8] {
     region(&config, state, |l, h| (l.output_text, h.text_len as usize))
 }
 
 /// The prompt's tokens, four little-endian bytes each.
-pub fn prompt_tokens<'s>(config: Config, state: &'s [u8]) -> &'s [u8] {
+pub fn prompt_tokens(config: Config, state: &[u8]) -> &[u8] {
     region(&config, state, |l, h| {
         (l.prompt_tokens, 4 * h.prompt_tokens as usize)
     })

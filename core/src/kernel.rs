@@ -51,7 +51,7 @@ pub fn matvec(m: &Rows, out: &mut [i64]) {
     let end = m.start + out.len();
     let mut r = m.start;
     while r < end {
-        if r % TILE_ROWS == 0 && r + TILE_ROWS <= end {
+        if r.is_multiple_of(TILE_ROWS) && r + TILE_ROWS <= end {
             let mut acc = [0u64; TILE_ROWS];
             dot_tile(m, r, &mut acc);
             for (i, a) in acc.iter().enumerate() {
@@ -72,7 +72,7 @@ fn finish(m: &Rows, r: usize, acc: u64) -> i64 {
     // from an account or an artifact buffer); SBF would otherwise read the
     // four bytes one by one. Both give the same value on a little-endian
     // target.
-    let scale = if s.as_ptr() as usize % 4 == 0 {
+    let scale = if (s.as_ptr() as usize).is_multiple_of(4) {
         // SAFETY: four readable bytes, aligned for a u32.
         unsafe { *(s.as_ptr() as *const u32) }
     } else {

@@ -479,10 +479,11 @@ impl Walker {
             return None;
         }
         let w = work_at(&self.config, &self.layout, &self.run, &c);
-        if w.section != 0 && !self.sections[..self.section_count].contains(&w.section) {
-            if self.section_count == 2 {
-                return None;
-            }
+        if w.section != 0
+            && !self.sections[..self.section_count].contains(&w.section)
+            && self.section_count == 2
+        {
+            return None;
         }
         let remaining = w.total - w.done;
         let budget = self.left().checked_sub(CHARGES.chunk + w.setup)?;

@@ -3,6 +3,8 @@
 
 mod common;
 
+use curta_core::convert::{synthetic_tokenizer, TINY};
+
 use common::*;
 use curta_core::convert::{convert, exp_table, rope_table, score_key, silu_table, STORIES15M};
 use curta_core::format::TABLE_LEN;
@@ -93,10 +95,10 @@ fn an_unshared_classifier_follows_the_embedding() {
     checkpoint[20..24].copy_from_slice(&(-(TINY.vocab_size as i32)).to_le_bytes());
     let classifier = vec![0u8; 4 * (TINY.vocab_size * TINY.dim) as usize];
     checkpoint.extend_from_slice(&classifier);
-    let artifact = convert(&checkpoint, &tiny_tokenizer(TINY.vocab_size)).unwrap();
+    let artifact = convert(&checkpoint, &synthetic_tokenizer(TINY.vocab_size)).unwrap();
     let m = metadata(&artifact);
     assert!(!m.shared_classifier);
-    assert_eq!(m.classifier().offset, m.embedding().len());
+    assert_eq!(m.classifier().offset, m.embedding().byte_len());
     // An all-zero classifier: every logit is zero and token 0 is sampled.
     let mut state = new_state(m.config, b"a", 1, 0, 0);
     run_to_end(&artifact, &m, &mut state);

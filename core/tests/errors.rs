@@ -4,6 +4,8 @@
 
 mod common;
 
+use curta_core::convert::{synthetic_tokenizer, TINY};
+
 use common::*;
 use curta_core::convert::convert;
 use curta_core::format::{header, SECTION_TABLE};
@@ -427,7 +429,7 @@ fn context_exceeded() {
 fn arithmetic() {
     let artifact = convert(
         &curta_core::convert::overflowing_checkpoint(),
-        &tiny_tokenizer(TINY.vocab_size),
+        &synthetic_tokenizer(TINY.vocab_size),
     )
     .unwrap();
     let m = metadata(&artifact);

@@ -163,5 +163,3 @@ impl Rng {
         (self.next() % n.max(1) as u64) as usize
     }
 }
-
-pub use curta_core::convert::{synthetic_tokenizer as tiny_tokenizer, TINY};
