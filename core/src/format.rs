@@ -53,6 +53,13 @@ pub mod header {
 #[inline(always)]
 pub fn read_u32(bytes: &[u8], offset: usize) -> u32 {
     match bytes.get(offset..offset.wrapping_add(4)) {
+        // One word load where the bytes are aligned, as the tables and
+        // scales of an artifact are: SBF would otherwise load four bytes and
+        // shift them together. The same value on every (little-endian) target.
+        Some(b) if (b.as_ptr() as usize).is_multiple_of(4) => {
+            // SAFETY: four readable bytes, aligned for a u32.
+            u32::from_le(unsafe { *(b.as_ptr() as *const u32) })
+        }
         Some(b) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
         None => 0,
     }
@@ -547,6 +554,17 @@ impl<'a> Metadata<'a> {
             (d >> 8) as usize
         };
         read_u32(self.bytes, self.exp_table + 4 * index)
+    }
+
+    /// The exponential table as words, when it is aligned in memory (an
+    /// artifact's always is): loops index it without a check per entry.
+    #[inline(always)]
+    pub fn exp_words(&self) -> Option<&'a [u32]> {
+        let bytes = &self.bytes[self.exp_table..self.exp_table + 4 * TABLE_LEN];
+        // SAFETY: any four bytes are a valid u32; `align_to` only returns a
+        // middle of whole, aligned words.
+        let (head, words, _) = unsafe { bytes.align_to::<u32>() };
+        (head.is_empty() && words.len() == TABLE_LEN).then_some(words)
     }
 
     /// `x * sigmoid(x)` with 16 fractional bits in and out.

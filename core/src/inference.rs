@@ -5,8 +5,8 @@
 use crate::format::{
     read_u32, read_u64, write_u32, write_u64, Config, MatrixRef, Metadata, MAX_TOKEN_BYTES,
 };
-use crate::kernel::{matvec, tiled_index, Rows};
-use crate::planner::{self, phase, Chunk, Cursor, RunShape, Walker, CHARGES};
+use crate::kernel::{dot_values, for_row, matvec, scores, Rows};
+use crate::planner::{self, phase, Chunk, Cursor, RunShape, TurnPlan, Walker, CHARGES};
 use crate::tokenizer::{self, BOS, EOS, NO_TOKEN};
 use crate::Error;
 
@@ -457,7 +457,21 @@ pub fn turn(
 
 /// Runs one turn: checks the state, the metadata and the sections the plan
 /// needs before it writes anything, then walks the planner's chunks.
+#[inline(always)]
 pub fn turn_with(input: &TurnInput, state: &mut [u8]) -> Result<TurnResult, Error> {
+    turn_planned(input, None, state)
+}
+
+/// `turn_with` for a caller that has planned the turn already (the program
+/// does, to check its accounts): the plan's sections are checked up front
+/// instead of planning a second time. A plan that is not this state's makes
+/// the turn fail with `MissingWeights` where a chunk needs a section the plan
+/// does not name, having done the chunks before it.
+pub fn turn_planned(
+    input: &TurnInput,
+    plan: Option<&TurnPlan>,
+    state: &mut [u8],
+) -> Result<TurnResult, Error> {
     let config = input.config;
     planner::check_allowance(input.allowance)?;
     let m = Metadata::new(input.metadata)?;
@@ -486,7 +500,15 @@ pub fn turn_with(input: &TurnInput, state: &mut [u8]) -> Result<TurnResult, Erro
         }
         result.work = CHARGES.turn + used;
     } else {
-        let plan = planner::plan_cursor(&config, &h.run_shape(), &h.cursor(), input.allowance)?;
+        let computed;
+        let plan = match plan {
+            Some(plan) => plan,
+            None => {
+                computed =
+                    planner::plan_cursor(&config, &h.run_shape(), &h.cursor(), input.allowance)?;
+                &computed
+            }
+        };
         let mut found: [&[u8]; 2] = [&[], &[]];
         for (slot, &index) in found.iter_mut().zip(&plan.sections[..plan.section_count]) {
             let need = m.layout.section_len(&config, index, m.shared_classifier) as usize;
@@ -722,13 +744,15 @@ struct Exec<'e, 's> {
 }
 
 impl<'e, 's> Exec<'e, 's> {
-    /// The bytes of the section holding a matrix (the plan named it).
+    /// The bytes of the section holding a matrix, which the plan named.
     #[inline(always)]
-    fn section(&self, m: &MatrixRef) -> &'e [u8] {
-        if self.sections[0] == m.section {
-            self.bytes[0]
+    fn section(&self, m: &MatrixRef) -> Result<&'e [u8], Error> {
+        if self.sections[0] == m.section && !self.bytes[0].is_empty() {
+            Ok(self.bytes[0])
+        } else if self.sections[1] == m.section && !self.bytes[1].is_empty() {
+            Ok(self.bytes[1])
         } else {
-            self.bytes[1]
+            Err(Error::MissingWeights)
         }
     }
 
@@ -749,7 +773,7 @@ impl<'e, 's> Exec<'e, 's> {
             p => planner::layer_matrix(p).map(|which| m.matrix(at.layer, which)),
         };
         let (mat, section) = match mat {
-            Some(mat) => (mat, self.section(&mat)),
+            Some(mat) => (mat, self.section(&mat)?),
             None => (m.embedding(), &[][..]),
         };
         let cache_base = self.cache_at(at.layer, at.position);
@@ -762,10 +786,10 @@ impl<'e, 's> Exec<'e, 's> {
                 let scale = read_u32(section, mat.offset + 4 * h.token as usize) as i64;
                 let weights = &section[mat.weights_offset()..];
                 let (rows, cols) = (mat.rows as usize, mat.cols as usize);
-                for (j, v) in b.x.iter_mut().enumerate() {
-                    let byte = weights[tiled_index(rows, cols, h.token as usize, j)];
-                    *v = (byte as i64 - 128).wrapping_mul(scale) >> 8;
-                }
+                let x = &mut *b.x;
+                for_row(weights, rows, cols, h.token as usize, |j, byte| {
+                    x[j] = (byte as i64 - 128).wrapping_mul(scale) >> 8;
+                });
             }
             phase::ATTENTION_NORM | phase::FFN_NORM => {
                 if at.phase == phase::FFN_NORM {
@@ -878,48 +902,45 @@ impl<'e, 's> Exec<'e, 's> {
         let b = &mut self.b;
         match at.stage {
             0 => {
-                if start == 0 {
-                    h.max = i64::MIN;
-                }
+                let max = if start == 0 { i64::MIN } else { h.max };
                 let q = &b.q[head * hs..(head + 1) * hs];
+                let keys = &b.keys[base + start * kv_dim..];
                 let inv = m.inv_sqrt_head as i64;
-                for t in start..end {
-                    let k = &b.keys[base + t * kv_dim..base + t * kv_dim + hs];
-                    let mut dot = 0i64;
-                    for (&a, &c) in q.iter().zip(k.iter()) {
-                        dot = dot.wrapping_add(a.wrapping_mul(c as i64));
-                    }
-                    let score = (dot >> 16).wrapping_mul(inv) >> 24;
-                    b.scores[t] = score;
-                    if score > h.max {
-                        h.max = score;
-                    }
-                }
+                h.max = scores(q, keys, kv_dim, inv, &mut b.scores[start..end], max);
             }
             1 => {
-                if start == 0 {
-                    h.sum = 0;
-                }
+                let mut sum = if start == 0 { 0 } else { h.sum };
+                let max = h.max;
+                let table = m.exp_words();
                 for s in &mut b.scores[start..end] {
-                    let e = m.exp(h.max.wrapping_sub(*s) as u64);
+                    let d = max.wrapping_sub(*s) as u64;
+                    let e = match table {
+                        Some(t) => {
+                            t[if d >> 8 > 4096 {
+                                4096
+                            } else {
+                                (d >> 8) as usize
+                            }]
+                        }
+                        None => m.exp(d),
+                    };
                     *s = e as i64;
-                    h.sum = h.sum.wrapping_add(e as u64);
+                    sum = sum.wrapping_add(e as u64);
                 }
+                h.sum = sum;
             }
             2 => {
+                let sum = h.sum;
                 for s in &mut b.scores[start..end] {
-                    *s = ((*s as u64) << 24).checked_div(h.sum).unwrap_or(0) as i64;
+                    *s = ((*s as u64) << 24).checked_div(sum).unwrap_or(0) as i64;
                 }
             }
             _ => {
                 let positions = at.position as usize + 1;
+                let scores = &b.scores[..positions];
                 for i in start..end {
-                    let mut acc = 0i64;
-                    for t in 0..positions {
-                        let v = b.values[base + t * kv_dim + i] as i64;
-                        acc = acc.wrapping_add(b.scores[t].wrapping_mul(v));
-                    }
-                    b.xb[head * hs + i] = acc >> 24;
+                    let column = &b.values[base + i..];
+                    b.xb[head * hs + i] = dot_values(scores, column, kv_dim) >> 24;
                 }
             }
         }

@@ -29,6 +29,28 @@ pub fn tiled_index(rows: usize, cols: usize, r: usize, j: usize) -> usize {
     }
 }
 
+/// Calls `f(j, byte)` for every column `j` of row `r`, in order: the
+/// embedding's row lookup, walking the tiles without an index per weight.
+#[inline(always)]
+pub fn for_row(weights: &[u8], rows: usize, cols: usize, r: usize, mut f: impl FnMut(usize, u8)) {
+    let tile = r / TILE_ROWS;
+    let in_tile = (rows - tile * TILE_ROWS).min(TILE_ROWS);
+    let row = r % TILE_ROWS;
+    let full = cols - cols % BLOCK_COLS;
+    let base = tile * TILE_ROWS * cols;
+    for b in 0..full / BLOCK_COLS {
+        let at = base + b * in_tile * BLOCK_COLS + row * BLOCK_COLS;
+        for (c, &byte) in weights[at..at + BLOCK_COLS].iter().enumerate() {
+            f(b * BLOCK_COLS + c, byte);
+        }
+    }
+    let rest = cols - full;
+    let at = base + full * in_tile + row * rest;
+    for (c, &byte) in weights[at..at + rest].iter().enumerate() {
+        f(full + c, byte);
+    }
+}
+
 /// One matrix chunk's inputs: the matrix's tiled `weights` (each weight plus
 /// 128) and its `u32` row `scales`, the first row of the chunk `start`, the
 /// input vector `x` (one value per column) and `bias`, `128 * sum(x)`
@@ -67,18 +89,8 @@ pub fn matvec(m: &Rows, out: &mut [i64]) {
 
 #[inline(always)]
 fn finish(m: &Rows, r: usize, acc: u64) -> i64 {
-    let s = &m.scales[4 * r..4 * r + 4];
-    // One word load where the scales are aligned (always, in a section read
-    // from an account or an artifact buffer); SBF would otherwise read the
-    // four bytes one by one. Both give the same value on a little-endian
-    // target.
-    let scale = if (s.as_ptr() as usize).is_multiple_of(4) {
-        // SAFETY: four readable bytes, aligned for a u32.
-        unsafe { *(s.as_ptr() as *const u32) }
-    } else {
-        u32::from_le_bytes([s[0], s[1], s[2], s[3]])
-    };
-    (acc as i64).wrapping_sub(m.bias).wrapping_mul(scale as i64) >> 24
+    let scale = crate::format::read_u32(m.scales, 4 * r) as i64;
+    (acc as i64).wrapping_sub(m.bias).wrapping_mul(scale) >> 24
 }
 
 /// One row's `sum(byte * x)`, for rows outside a whole tile of the chunk.
@@ -238,4 +250,151 @@ pub fn dot_blocks_portable(blocks: &[u8], x: &[i64], acc: &mut [u64; TILE_ROWS])
         }
     }
     *acc = [a0, a1, a2, a3];
+}
+
+/// Attention scores of one head over consecutive positions:
+/// `out[t] = ((sum(q[i] * key_t[i]) >> 16) * inv) >> 24`, i64 by i32,
+/// wrapping, where `key_t` is `q.len()` values at `keys[t * stride..]`;
+/// returns the largest of `max` and the scores. On SBF the dot product is a
+/// hand-scheduled loop of 8 (6 instructions a product; LLVM's own
+/// recomputes every address, 17) and the positions are walked by pointer.
+pub fn scores(
+    q: &[i64],
+    keys: &[i32],
+    stride: usize,
+    inv: i64,
+    out: &mut [i64],
+    mut max: i64,
+) -> i64 {
+    let hs = q.len();
+    let fits = out.is_empty() || keys.len() >= (out.len() - 1) * stride + hs;
+    if !fits || hs == 0 {
+        return max;
+    }
+    for (t, score) in out.iter_mut().enumerate() {
+        let dot = dot_key(q, &keys[t * stride..t * stride + hs]);
+        *score = (dot >> 16).wrapping_mul(inv) >> 24;
+        if *score > max {
+            max = *score;
+        }
+    }
+    max
+}
+
+/// `sum(a[i] * b[i])`, i64 by i32, wrapping, over slices of one length.
+#[inline(always)]
+fn dot_key(a: &[i64], b: &[i32]) -> i64 {
+    #[cfg(target_arch = "bpf")]
+    if a.len() % 8 == 0 && a.len() == b.len() && !a.is_empty() {
+        // SAFETY: both slices hold `a.len()` values, a multiple of 8.
+        return unsafe { dot_key_blocks(a.as_ptr(), b.as_ptr(), a.len() / 8) };
+    }
+    let mut acc = 0i64;
+    for (&x, &y) in a.iter().zip(b) {
+        acc = acc.wrapping_add(x.wrapping_mul(y as i64));
+    }
+    acc
+}
+
+/// One product of `dot_key_blocks`: `a[k] * sign_extend(b[k])`.
+#[cfg(target_arch = "bpf")]
+macro_rules! key_product {
+    ($k:literal) => {
+        concat!(
+            "{x} = *(u64 *)({a} + ",
+            $k,
+            " * 8)\n",
+            "{y} = *(u32 *)({b} + ",
+            $k,
+            " * 4)\n",
+            "{y} <<= 32\n{y} s>>= 32\n{x} *= {y}\n{acc} += {x}",
+        )
+    };
+}
+
+/// # Safety
+/// `a` and `b` point at `8 * blocks` readable values each, `blocks >= 1`.
+#[cfg(target_arch = "bpf")]
+#[inline(always)]
+unsafe fn dot_key_blocks(a: *const i64, b: *const i32, blocks: usize) -> i64 {
+    let mut acc = 0i64;
+    // SAFETY: the caller's; writes only the named registers.
+    unsafe {
+        let end = a.add(8 * blocks);
+        core::arch::asm!(
+            "2:",
+            key_product!(0), key_product!(1), key_product!(2), key_product!(3),
+            key_product!(4), key_product!(5), key_product!(6), key_product!(7),
+            "{a} += 64",
+            "{b} += 32",
+            "if {a} != {end} goto 2b",
+            a = inout(reg) a => _,
+            b = inout(reg) b => _,
+            end = in(reg) end,
+            acc = inout(reg) acc,
+            x = out(reg) _,
+            y = out(reg) _,
+            options(nostack, readonly),
+        );
+    }
+    acc
+}
+
+/// `sum(p[t] * v[t * stride])`, i64 by i32, wrapping: attention's weighted
+/// values, one output element over the positions (`v` starts at the element
+/// in the first position's row). On SBF a hand-scheduled loop of 9
+/// instructions a position.
+#[inline(always)]
+pub fn dot_values(p: &[i64], v: &[i32], stride: usize) -> i64 {
+    let n = p.len();
+    if n == 0 || stride == 0 || v.len() < (n - 1) * stride + 1 {
+        let mut acc = 0i64;
+        for (&x, &y) in p.iter().zip(v.iter().step_by(stride.max(1))) {
+            acc = acc.wrapping_add(x.wrapping_mul(y as i64));
+        }
+        return acc;
+    }
+    dot_values_checked(p, v, stride)
+}
+
+#[cfg(not(target_arch = "bpf"))]
+#[inline(always)]
+fn dot_values_checked(p: &[i64], v: &[i32], stride: usize) -> i64 {
+    let mut acc = 0i64;
+    for (t, &x) in p.iter().enumerate() {
+        acc = acc.wrapping_add(x.wrapping_mul(v[t * stride] as i64));
+    }
+    acc
+}
+
+#[cfg(target_arch = "bpf")]
+#[inline(always)]
+fn dot_values_checked(p: &[i64], v: &[i32], stride: usize) -> i64 {
+    let mut acc = 0i64;
+    // SAFETY: `p.len() >= 1` values of `p` and `v[t * stride]` for each of
+    // them, inside `v` (checked by the caller); writes only named registers.
+    unsafe {
+        let end = p.as_ptr().add(p.len());
+        core::arch::asm!(
+            "2:",
+            "{x} = *(u64 *)({p} + 0)",
+            "{y} = *(u32 *)({v} + 0)",
+            "{y} <<= 32",
+            "{y} s>>= 32",
+            "{x} *= {y}",
+            "{acc} += {x}",
+            "{p} += 8",
+            "{v} += {step}",
+            "if {p} != {end} goto 2b",
+            p = inout(reg) p.as_ptr() => _,
+            v = inout(reg) v.as_ptr() => _,
+            step = in(reg) stride * 4,
+            end = in(reg) end,
+            acc = inout(reg) acc,
+            x = out(reg) _,
+            y = out(reg) _,
+            options(nostack, readonly),
+        );
+    }
+    acc
 }

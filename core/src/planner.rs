@@ -518,6 +518,37 @@ impl Walker {
     }
 }
 
+impl Walker {
+    /// At the start of a head (attention, stage 0, position 0), takes as
+    /// many whole heads as fit what is left, each charged as its four
+    /// chunks would be; returns whether it took any. Taking a head whole is
+    /// what the chunk walk does when the head fits, so the cuts are the same.
+    pub fn skip_whole_heads(&mut self) -> bool {
+        let c = self.cursor;
+        if c.phase != phase::ATTENTION || c.stage != 0 || c.index != 0 {
+            return false;
+        }
+        let ch = &CHARGES;
+        let p = positions_so_far(&c);
+        let q = self.config.head_size() as u32;
+        let head = 4 * ch.chunk
+            + ch.attention_setup.iter().sum::<u32>()
+            + p * (ch.score.of(q) + ch.exponential + ch.normalization)
+            + q * ch.weighted_value.of(p);
+        let heads = (self.left() / head).min(self.config.n_heads - c.row);
+        if heads == 0 {
+            return false;
+        }
+        self.used += heads * head;
+        self.cursor.row += heads;
+        if self.cursor.row == self.config.n_heads {
+            self.cursor.phase = phase::ATTENTION_OUTPUT;
+            self.cursor.row = 0;
+        }
+        true
+    }
+}
+
 /// Refuses an allowance outside 22,096..=1,350,000 compute units.
 pub fn check_allowance(allowance: u32) -> Result<(), Error> {
     if (CHARGES.min_allowance..=CHARGES.allowance).contains(&allowance) {
@@ -560,7 +591,13 @@ pub fn plan_cursor(
     }
     let mut walker = Walker::new(config, run, cursor, allowance)?;
     let mut chunks = 0;
-    while walker.next_chunk().is_some() {
+    loop {
+        // Whole attention heads in one step where they fit: the same cuts
+        // as chunk by chunk, without walking four chunks per head (a plan
+        // is made for every turn on chain, before the turn itself).
+        if !walker.skip_whole_heads() && walker.next_chunk().is_none() {
+            break;
+        }
         chunks += 1;
     }
     if chunks == 0 {

@@ -156,3 +156,43 @@ fn one_position_added_up() {
     assert_eq!(total(&s260, t260), 5_648_896);
     assert_eq!(total(&s15, t15), 82_522_530);
 }
+
+/// The plan takes whole heads in one step; its cuts and charges must be the
+/// chunk walk's, for every turn of whole runs.
+#[test]
+fn plans_equal_the_chunk_walk() {
+    use curta_core::planner::plan_cursor;
+    for (config, prompt_tokens, max_tokens, temperature_q16) in [
+        (stories260k_config(), 5, 507, 0),
+        (STORIES15M, 5, 252, 0),
+        (stories260k_config(), 1, 512, 52_429),
+    ] {
+        let run = RunShape {
+            prompt_tokens,
+            max_tokens,
+            temperature_q16,
+        };
+        let mut cursor = Cursor {
+            phase: phase::EMBEDDING,
+            ..Cursor::default()
+        };
+        let mut turns = 0;
+        while cursor.phase != phase::DONE && turns < 3000 {
+            let plan = plan_cursor(&config, &run, &cursor, CHARGES.allowance).unwrap();
+            let mut walker = Walker::new(&config, &run, &cursor, CHARGES.allowance).unwrap();
+            while walker.next_chunk().is_some() {}
+            assert_eq!(
+                (plan.end, plan.estimated_cu),
+                (walker.cursor, walker.used),
+                "turn {turns}"
+            );
+            assert_eq!(
+                &plan.sections[..plan.section_count],
+                &walker.sections[..walker.section_count]
+            );
+            assert_eq!(plan.max_generated, walker.max_generated);
+            cursor = plan.end;
+            turns += 1;
+        }
+    }
+}

@@ -10,12 +10,15 @@
 //! - `diff`: names the header field or buffer a state offset falls in.
 
 pub mod chain;
+pub mod cu_report;
 pub mod diff;
 pub mod manifest;
 pub mod models;
 pub mod native;
 pub mod receipt;
+pub mod replay;
 pub mod slope;
+pub mod wasm;
 
 use std::path::PathBuf;
 

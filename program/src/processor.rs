@@ -502,7 +502,8 @@ fn turn(program_id: &Address, accounts: &[AccountView]) -> ProgramResult {
     // SAFETY: `r`'s borrow of the run's data ends above; the weight accounts
     // are other accounts (their addresses are the model's, never the run's).
     let data = unsafe { run_ai.data_mut() };
-    let result = inference::turn_with(&input, &mut data[run::HEADER_LEN..]).map_err(core_error)?;
+    let result = inference::turn_planned(&input, Some(&plan), &mut data[run::HEADER_LEN..])
+        .map_err(core_error)?;
     let pay = result.generated_this_turn as u64 * royalty;
     let paid = protocol::RunAccount(data).paid() + pay;
     data[run::ESCROW..run::ESCROW + 8].copy_from_slice(&(escrow - pay).to_le_bytes());

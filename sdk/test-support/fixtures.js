@@ -148,18 +148,18 @@ export function parseReceipt(text) {
 
 /**
  * The runs of `golden/manifest.json` (in `$CURTA_GOLDEN` when set) on the
- * models above that have a receipt; null when there is no manifest yet.
+ * models above, each with its receipt (a missing one is an error).
  */
 export function goldenRuns() {
   const golden = process.env.CURTA_GOLDEN ?? join(REPO_ROOT, 'golden');
   const path = join(golden, 'manifest.json');
-  if (!existsSync(path)) return null;
+  if (!existsSync(path)) throw new Error(`${path} is missing`);
   const manifest = JSON.parse(readFileSync(path, 'utf8'));
   const runs = [];
   for (const r of manifest.runs ?? []) {
     if (!(r.model in GOLDEN_MODELS)) continue;
     const receiptPath = join(golden, 'receipts', `${r.name}.txt`);
-    if (!existsSync(receiptPath)) continue;
+    if (!existsSync(receiptPath)) throw new Error(`${receiptPath} is missing: run make golden`);
     const prompt =
       typeof r.prompt === 'string'
         ? new TextEncoder().encode(r.prompt)
