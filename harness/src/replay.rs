@@ -227,3 +227,44 @@ pub async fn replay(spec: &RunSpec, golden: Option<&Receipt>, wasm: &mut WasmCor
     }
     report
 }
+
+/// Replays runs on `CURTA_JOBS` threads (default: the machine's cores),
+/// each with its own bank, runtime and module, longest runs first (by the
+/// golden receipt's turns). Reports come back in the order given.
+pub fn replay_all(specs: &[RunSpec], golden: &[Option<Receipt>]) -> Vec<RunReport> {
+    let jobs = std::env::var("CURTA_JOBS")
+        .ok()
+        .and_then(|j| j.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .clamp(1, specs.len().max(1));
+    let mut order: Vec<usize> = (0..specs.len()).collect();
+    // Popped from the back: the longest runs last in the list.
+    order.sort_by_key(|&i| golden[i].as_ref().map_or(usize::MAX, |g| g.turns.len()));
+    let queue = std::sync::Mutex::new(order);
+    let results = std::sync::Mutex::new(vec![None; specs.len()]);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("runtime");
+                let mut wasm = WasmCore::load_default()
+                    .unwrap_or_else(|e| panic!("{e} (run `make build-wasm`)"));
+                loop {
+                    let Some(i) = queue.lock().expect("queue").pop() else {
+                        break;
+                    };
+                    let report = runtime.block_on(replay(&specs[i], golden[i].as_ref(), &mut wasm));
+                    results.lock().expect("results")[i] = Some(report);
+                }
+            });
+        }
+    });
+    results
+        .into_inner()
+        .expect("results")
+        .into_iter()
+        .map(|r| r.expect("every run replayed"))
+        .collect()
+}

@@ -271,6 +271,13 @@ async fn run_and_turn_errors() {
     let mut wrong = good.clone();
     wrong.accounts[2].is_writable = false;
     e.refused(&[wrong], &[], err(CurtaError::NotWritable)).await;
+    let other_config = e
+        .chain
+        .init_config(&Keypair::new(), CHARGES.allowance)
+        .await;
+    let mut wrong = good.clone();
+    wrong.accounts[0].pubkey = other_config; // not the model's config
+    e.refused(&[wrong], &[], err(CurtaError::WrongConfig)).await;
     let mut wrong = good.clone();
     wrong.accounts[3].pubkey = opener.pubkey(); // royalties to someone else
     e.refused(&[wrong], &[], err(CurtaError::Unauthorized))
@@ -576,6 +583,20 @@ async fn model_and_config_errors() {
         &[wrong_count],
         &[&owner],
         err(CurtaError::InvalidAccountSize),
+    )
+    .await;
+    // A section count that is not the layout's, on a model account sized for it.
+    let two = e.chain.create(model::len(2), 0).await;
+    let short = ModelKeys {
+        model: two.pubkey(),
+        owner: owner.pubkey(),
+        weights: new.weights[..2].to_vec(),
+    };
+    let two_sections = chain::init_model_ix(&config, &short, &m.config, &sections[..2], ROYALTY);
+    e.refused(
+        &[two_sections],
+        &[&owner],
+        err(CurtaError::SectionCountMismatch),
     )
     .await;
     let mut zero_length = init();

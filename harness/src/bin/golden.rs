@@ -4,33 +4,32 @@
 //! Tests never write golden files; a receipt changes only with a commit that
 //! says why.
 
-use curta_harness::replay::replay;
-use curta_harness::wasm::WasmCore;
+use curta_harness::replay::replay_all;
 use curta_harness::{cu_report, manifest, slope};
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() {
-    let mut wasm =
-        WasmCore::load_default().unwrap_or_else(|e| panic!("{e} (run `make build-wasm`)"));
-    let mut reports = vec![];
-    for spec in manifest::selected() {
-        let r = replay(&spec, None, &mut wasm).await;
+fn main() {
+    let specs = manifest::selected();
+    let reports = replay_all(&specs, &vec![None; specs.len()]);
+    for r in &reports {
         if let Some(f) = &r.failure {
             eprintln!("error: {f}\nno golden file written");
             std::process::exit(1);
         }
         println!(
             "{}: {} turns, {:?}",
-            spec.name,
+            r.spec.name,
             r.receipt.turns.len() - 1,
             r.times
         );
-        reports.push(r);
     }
-    let mut slopes = vec![];
-    for model in ["stories260K", "stories15M-synthetic"] {
-        slopes.push(slope::measure(model).await);
-    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let slopes: Vec<_> = ["stories260K", "stories15M-synthetic"]
+        .iter()
+        .map(|model| runtime.block_on(slope::measure(model)))
+        .collect();
     for r in &reports {
         r.receipt.save();
     }
