@@ -70,20 +70,38 @@ pub struct Rows<'a> {
 /// product. The same contract and the same results on every target.
 #[inline(never)]
 pub fn matvec(m: &Rows, out: &mut [i64]) {
-    let end = m.start + out.len();
-    let mut r = m.start;
-    while r < end {
-        if r.is_multiple_of(TILE_ROWS) && r + TILE_ROWS <= end {
-            let mut acc = [0u64; TILE_ROWS];
-            dot_tile(m, r, &mut acc);
-            for (i, a) in acc.iter().enumerate() {
-                out[r - m.start + i] = finish(m, r + i, *a);
+    let cols = m.x.len();
+    // Rows before the first whole tile, then whole tiles walked as zipped
+    // chunks (no index arithmetic or bounds check per tile), then the rest.
+    let lead = ((TILE_ROWS - m.start % TILE_ROWS) % TILE_ROWS).min(out.len());
+    for (i, y) in out[..lead].iter_mut().enumerate() {
+        *y = finish(m, m.start + i, dot_row(m, m.start + i));
+    }
+    let first = m.start + lead;
+    let whole = (out.len() - lead) / TILE_ROWS * TILE_ROWS;
+    let full = cols - cols % BLOCK_COLS;
+    let rest = cols - full;
+    let tiles = m.weights[first * cols..(first + whole) * cols].chunks_exact(TILE_ROWS * cols);
+    let scales = m.scales[4 * first..4 * (first + whole)].chunks_exact(4 * TILE_ROWS);
+    let outs = out[lead..lead + whole].chunks_exact_mut(TILE_ROWS);
+    for ((tile, scale), y) in tiles.zip(scales).zip(outs) {
+        let mut acc = [0u64; TILE_ROWS];
+        let (blocks, tail) = tile.split_at(full * TILE_ROWS);
+        dot_blocks(blocks, &m.x[..full], &mut acc);
+        if rest != 0 {
+            for (row, a) in acc.iter_mut().enumerate() {
+                for (c, &x) in m.x[full..].iter().enumerate() {
+                    *a = a.wrapping_add((tail[row * rest + c] as u64).wrapping_mul(x as u64));
+                }
             }
-            r += TILE_ROWS;
-        } else {
-            out[r - m.start] = finish(m, r, dot_row(m, r));
-            r += 1;
         }
+        for i in 0..TILE_ROWS {
+            let s = crate::format::read_u32(scale, 4 * i) as i64;
+            y[i] = (acc[i] as i64).wrapping_sub(m.bias).wrapping_mul(s) >> 24;
+        }
+    }
+    for r in first + whole..m.start + out.len() {
+        out[r - m.start] = finish(m, r, dot_row(m, r));
     }
 }
 
@@ -102,22 +120,6 @@ fn dot_row(m: &Rows, r: usize) -> u64 {
         acc = acc.wrapping_add((b as u64).wrapping_mul(x as u64));
     }
     acc
-}
-
-/// Four rows' `sum(byte * x)` over a whole tile starting at row `r`.
-#[inline(always)]
-fn dot_tile(m: &Rows, r: usize, acc: &mut [u64; TILE_ROWS]) {
-    let cols = m.x.len();
-    let full = cols - cols % BLOCK_COLS;
-    let tile = &m.weights[r * cols..(r + TILE_ROWS) * cols];
-    let (blocks, tail) = tile.split_at(full * TILE_ROWS);
-    dot_blocks(blocks, &m.x[..full], acc);
-    let rest = cols - full;
-    for (row, a) in acc.iter_mut().enumerate() {
-        for (c, &x) in m.x[full..].iter().enumerate() {
-            *a = a.wrapping_add((tail[row * rest + c] as u64).wrapping_mul(x as u64));
-        }
-    }
 }
 
 /// The whole blocks of a tile: `blocks` holds `x.len() / 8` blocks of 32
