@@ -8,7 +8,9 @@ use curta_core::{
     StateInfo, WeightSection,
 };
 
-/// The example's `main`, reading the artifact from `path`.
+/// The example's `main`, reading the artifact from `path`; its loop is
+/// kept as the specification writes it.
+#[allow(clippy::needless_range_loop)]
 fn example(path: &std::path::Path) -> Vec<u8> {
     let artifact = std::fs::read(path).unwrap();
     // Section zero's length is the second field of the first section table entry.
