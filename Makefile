@@ -70,7 +70,7 @@ test-wasm: build-wasm
 
 # The harness's runs use the program's .so and the module; they read models
 # from CURTA_MODELS, set from what scripts/fetch-models.sh found.
-HARNESS_ENV = SBF_OUT_DIR=$(DEPLOY_DIR) CURTA_WASM=$(WASM_TARGET_DIR)/curta_core.wasm \
+HARNESS_ENV = SBF_OUT_DIR=$(DEPLOY_DIR) CURTA_WASM=$(WASM_TARGET_DIR)/curta_core.wasm RUST_LOG=$${RUST_LOG:-error} \
 	CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh)
 
 # The main job: convert stories260K, run a prompt natively and on the SBF
