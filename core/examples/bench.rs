@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use curta_core::convert::{convert, synthetic_checkpoint, STORIES15M};
 use curta_core::format::{Config, LayerMatrix, Metadata, SECTION_TABLE};
-use curta_core::{init_state, planner, read_u64, state_size, turn, StateInfo, WeightSection};
+use curta_core::inference::{plan_sections, StateBuffer};
+use curta_core::{init_state, planner, read_u64, state_size, turn, StateInfo};
 
 fn models_dir() -> std::path::PathBuf {
     if let Ok(dir) = std::env::var("CURTA_MODELS") {
@@ -49,28 +50,14 @@ fn bench(name: &str, artifact: &[u8], prompt: &[u8], max_tokens: u32) {
     let zero = read_u64(artifact, SECTION_TABLE + 8) as usize;
     let m = Metadata::new(&artifact[..zero]).unwrap();
     let size = state_size(m.config, prompt.len(), max_tokens).unwrap();
-    let mut words = vec![0u64; size.div_ceil(8)];
-    // SAFETY: u64 storage viewed as bytes, aligned to eight as a state must be.
-    let state = unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr() as *mut u8, size) };
+    let mut state = StateBuffer::new(size);
+    let state = &mut state[..];
     init_state(m.config, state, prompt, max_tokens, 0, 0).unwrap();
     let start = Instant::now();
     let mut turns = 0u64;
     while !StateInfo::read(state).unwrap().complete {
         let plan = planner::plan_turn(m.config, state).unwrap();
-        let mut sections = [WeightSection {
-            index: 0,
-            bytes: &[],
-        }; 2];
-        for (slot, &index) in sections
-            .iter_mut()
-            .zip(&plan.sections[..plan.section_count])
-        {
-            let offset = m.section_offset(index as usize);
-            *slot = WeightSection {
-                index,
-                bytes: &artifact[offset..offset + m.section_len(index as usize)],
-            };
-        }
+        let sections = plan_sections(artifact, &m, &plan);
         turn(m.config, state, m.bytes, &sections[..plan.section_count]).unwrap();
         turns += 1;
     }

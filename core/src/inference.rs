@@ -416,6 +416,72 @@ pub struct WeightSection<'a> {
     pub bytes: &'a [u8],
 }
 
+/// The sections a plan names, sliced from a whole artifact whose section
+/// zero `m` reads: what a native caller passes to `turn`.
+pub fn plan_sections<'a>(
+    artifact: &'a [u8],
+    m: &Metadata,
+    plan: &TurnPlan,
+) -> [WeightSection<'a>; 2] {
+    let mut sections = [WeightSection {
+        index: 0,
+        bytes: &[],
+    }; 2];
+    for (slot, &index) in sections
+        .iter_mut()
+        .zip(&plan.sections[..plan.section_count])
+    {
+        let offset = m.section_offset(index as usize);
+        let bytes = artifact
+            .get(offset..offset + m.section_len(index as usize))
+            .unwrap_or(&[]);
+        *slot = WeightSection { index, bytes };
+    }
+    sections
+}
+
+/// A zeroed state buffer aligned to eight, as `init_state` and `turn`
+/// require: a `Vec<u8>` promises no alignment.
+#[cfg(feature = "std")]
+#[derive(Clone)]
+pub struct StateBuffer {
+    words: std::vec::Vec<u64>,
+    len: usize,
+}
+
+#[cfg(feature = "std")]
+impl StateBuffer {
+    pub fn new(len: usize) -> StateBuffer {
+        StateBuffer {
+            words: std::vec![0; len.div_ceil(8)],
+            len,
+        }
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> StateBuffer {
+        let mut state = StateBuffer::new(bytes.len());
+        state.copy_from_slice(bytes);
+        state
+    }
+}
+
+#[cfg(feature = "std")]
+impl core::ops::Deref for StateBuffer {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: the u64 storage viewed as bytes, within its length.
+        unsafe { core::slice::from_raw_parts(self.words.as_ptr() as *const u8, self.len) }
+    }
+}
+
+#[cfg(feature = "std")]
+impl core::ops::DerefMut for StateBuffer {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as above, uniquely borrowed.
+        unsafe { core::slice::from_raw_parts_mut(self.words.as_mut_ptr() as *mut u8, self.len) }
+    }
+}
+
 /// What a turn did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TurnResult {

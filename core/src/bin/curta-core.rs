@@ -6,13 +6,11 @@ use std::process::ExitCode;
 
 use curta_core::convert::{convert, open_artifact};
 use curta_core::format::{LayerMatrix, Metadata};
-use curta_core::inference::{self, StateLayout};
+use curta_core::inference::{self, plan_sections, StateBuffer, StateLayout};
 use curta_core::planner::{self, phase};
 use curta_core::protocol::RUN_HEADER_LEN;
 use curta_core::sha256::{hex, sha256};
-use curta_core::{
-    init_state, output_text, output_tokens, state_size, turn, Error, StateInfo, WeightSection,
-};
+use curta_core::{init_state, output_text, output_tokens, state_size, turn, Error, StateInfo};
 
 const USAGE: &str = "usage:
   curta-core convert CHECKPOINT TOKENIZER -o OUT.curta
@@ -338,7 +336,7 @@ fn inspect(m: &Metadata, json: bool) {
 
 fn quote(m: &Metadata, run: &RunArgs, json: bool) -> Result<(), Failure> {
     let size = state_size(m.config, run.prompt.len(), run.max_tokens)?;
-    let mut scratch = aligned(size);
+    let mut scratch = StateBuffer::new(size);
     let turns = inference::quote_turns(
         m.config,
         m.bytes,
@@ -359,34 +357,6 @@ fn quote(m: &Metadata, run: &RunArgs, json: bool) -> Result<(), Failure> {
         );
     }
     Ok(())
-}
-
-/// A zeroed byte buffer aligned to eight, as the core requires of a state.
-fn aligned(len: usize) -> AlignedBytes {
-    AlignedBytes {
-        words: vec![0u64; len.div_ceil(8)],
-        len,
-    }
-}
-
-struct AlignedBytes {
-    words: Vec<u64>,
-    len: usize,
-}
-
-impl std::ops::Deref for AlignedBytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        // SAFETY: u64 storage viewed as its bytes, within its length.
-        unsafe { std::slice::from_raw_parts(self.words.as_ptr() as *const u8, self.len) }
-    }
-}
-
-impl std::ops::DerefMut for AlignedBytes {
-    fn deref_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as above, uniquely borrowed.
-        unsafe { std::slice::from_raw_parts_mut(self.words.as_mut_ptr() as *mut u8, self.len) }
-    }
 }
 
 fn u32s(bytes: &[u8]) -> Vec<u32> {
@@ -418,7 +388,7 @@ fn generate(
     json: bool,
 ) -> Result<(), Failure> {
     let config = m.config;
-    let mut state = aligned(state_size(config, run.prompt.len(), run.max_tokens)?);
+    let mut state = StateBuffer::new(state_size(config, run.prompt.len(), run.max_tokens)?);
     init_state(
         config,
         &mut state,
@@ -439,18 +409,7 @@ fn generate(
     let mut turns = 0u64;
     while !StateInfo::read(&state)?.complete {
         let plan = planner::plan_turn(config, &state)?;
-        let mut sections = [WeightSection {
-            index: 0,
-            bytes: &[],
-        }; 2];
-        for (slot, &index) in sections
-            .iter_mut()
-            .zip(&plan.sections[..plan.section_count])
-        {
-            let offset = m.section_offset(index as usize);
-            slot.index = index;
-            slot.bytes = &artifact[offset..offset + m.section_len(index as usize)];
-        }
+        let sections = plan_sections(artifact, m, &plan);
         turn(config, &mut state, m.bytes, &sections[..plan.section_count])?;
         turns += 1;
         if let Some(dir) = &dir {

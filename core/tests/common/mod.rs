@@ -54,54 +54,12 @@ pub fn metadata(artifact: &[u8]) -> Metadata<'_> {
 }
 
 /// A zeroed buffer aligned to eight, as a state must be.
-pub struct Aligned {
-    words: Vec<u64>,
-    len: usize,
-}
-
-impl Aligned {
-    pub fn new(len: usize) -> Aligned {
-        Aligned {
-            words: vec![0; len.div_ceil(8)],
-            len,
-        }
-    }
-
-    pub fn from_bytes(bytes: &[u8]) -> Aligned {
-        let mut a = Aligned::new(bytes.len());
-        a.copy_from_slice(bytes);
-        a
-    }
-}
-
-impl std::ops::Deref for Aligned {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        // SAFETY: u64 storage viewed as bytes within its length.
-        unsafe { std::slice::from_raw_parts(self.words.as_ptr() as *const u8, self.len) }
-    }
-}
-
-impl std::ops::DerefMut for Aligned {
-    fn deref_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as above, uniquely borrowed.
-        unsafe { std::slice::from_raw_parts_mut(self.words.as_mut_ptr() as *mut u8, self.len) }
-    }
-}
+pub use curta_core::inference::StateBuffer as Aligned;
 
 /// The sections the next turn's plan names, sliced from the artifact.
 pub fn plan_sections<'a>(artifact: &'a [u8], m: &Metadata, state: &[u8]) -> Vec<WeightSection<'a>> {
     let plan = planner::plan_turn(m.config, state).unwrap();
-    plan.sections[..plan.section_count]
-        .iter()
-        .map(|&i| {
-            let offset = m.section_offset(i as usize);
-            WeightSection {
-                index: i,
-                bytes: &artifact[offset..offset + m.section_len(i as usize)],
-            }
-        })
-        .collect()
+    curta_core::inference::plan_sections(artifact, m, &plan)[..plan.section_count].to_vec()
 }
 
 /// A fresh state for a run.
