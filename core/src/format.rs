@@ -603,7 +603,7 @@ impl<'a> Metadata<'a> {
     }
 
     /// Index of the attention normalization of `layer` for `norm`.
-    pub fn attention_norm(layer: u32) -> u32 {
+    pub fn attention_norm(&self, layer: u32) -> u32 {
         layer
     }
 

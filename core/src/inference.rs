@@ -866,7 +866,7 @@ impl<'e, 's> Exec<'e, 's> {
                 let norm = if at.phase == phase::FFN_NORM {
                     m.ffn_norm(at.layer)
                 } else {
-                    at.layer
+                    m.attention_norm(at.layer)
                 };
                 let w = m.norm(norm);
                 let r = rms(b.x);
