@@ -522,30 +522,27 @@ pub fn synthetic_checkpoint(config: &Config, seed: u64) -> Result<Vec<u8>, Error
     let amplitude = |cols: u32| 1.0 / (cols as f32).sqrt();
     push(&mut out, config.vocab_size as usize * d, 1.0, &mut uniform);
     push(&mut out, l * d, 0.0, &mut uniform);
+    // llama2.c's order: the four attention matrices, the feed-forward
+    // norms (`None`), then w1, w2, w3.
     let order = [
-        LayerMatrix::Query,
-        LayerMatrix::Key,
-        LayerMatrix::Value,
-        LayerMatrix::AttentionOutput,
+        Some(LayerMatrix::Query),
+        Some(LayerMatrix::Key),
+        Some(LayerMatrix::Value),
+        Some(LayerMatrix::AttentionOutput),
+        None,
+        Some(LayerMatrix::Gate),
+        Some(LayerMatrix::Down),
+        Some(LayerMatrix::Up),
     ];
-    for which in order {
-        let (rows, cols) = which.shape(config);
-        push(
-            &mut out,
-            l * rows as usize * cols as usize,
-            amplitude(cols),
-            &mut uniform,
-        );
-    }
-    push(&mut out, l * d, 0.0, &mut uniform);
-    for which in [LayerMatrix::Gate, LayerMatrix::Down, LayerMatrix::Up] {
-        let (rows, cols) = which.shape(config);
-        push(
-            &mut out,
-            l * rows as usize * cols as usize,
-            amplitude(cols),
-            &mut uniform,
-        );
+    for item in order {
+        match item {
+            Some(which) => {
+                let (rows, cols) = which.shape(config);
+                let count = l * rows as usize * cols as usize;
+                push(&mut out, count, amplitude(cols), &mut uniform);
+            }
+            None => push(&mut out, l * d, 0.0, &mut uniform),
+        }
     }
     push(&mut out, d, 0.0, &mut uniform);
     // The legacy rotary blocks: present in the file, unused.
