@@ -30,7 +30,7 @@ WASM_FEATURES := std
 # cdylib with its own #[panic_handler], which curta-core does not have.
 WASM_BUILD_STD := std,panic_abort
 
-.PHONY: setup setup-sbf models build-sbf build-wasm demo test test-core test-program test-bitexact test-wasm golden bench
+.PHONY: setup setup-sbf models build-sbf build-wasm demo test lint test-core test-program test-bitexact test-wasm golden bench
 
 setup-sbf:
 	@bash $(ROOT)/scripts/setup-sbf.sh
@@ -80,7 +80,12 @@ demo: setup build-sbf
 
 # Every test: the core's and the program's unit tests, the program on the
 # SBF VM, the bit-exactness harness with its compute-unit report, the JS package.
-test: setup test-core test-program test-bitexact test-wasm
+test: setup lint test-core test-program test-bitexact test-wasm
+
+# Formatting and clippy, warnings as errors, on the core and the program.
+lint:
+	cd $(ROOT) && cargo fmt --all -- --check
+	cd $(ROOT) && cargo clippy -q -p curta-core -p curta-program --all-targets --features curta-core/std -- -D warnings
 
 test-core: models
 	cd $(ROOT) && CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) cargo test
