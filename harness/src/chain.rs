@@ -565,6 +565,26 @@ pub fn preloaded_model(
     (keys, out)
 }
 
+/// A bank with a config account and a sealed model preloaded, as
+/// `init_config` and the upload path leave them: returns the bank to start,
+/// the config's address and the model's accounts.
+pub fn preloaded_bank(
+    admin: &Pubkey,
+    allowance: u32,
+    artifact: &[u8],
+    owner: &Pubkey,
+    royalty: u64,
+) -> (ProgramTest, Pubkey, ModelKeys) {
+    let mut pt = program_test();
+    let (config, config_account) = preloaded_config(admin, allowance);
+    pt.add_account(config, config_account);
+    let (keys, accounts) = preloaded_model(&config, artifact, owner, royalty);
+    for (k, a) in accounts {
+        pt.add_account(k, a);
+    }
+    (pt, config, keys)
+}
+
 /// A config account built host-side, for a bank to preload.
 pub fn preloaded_config(admin: &Pubkey, allowance: u32) -> (Pubkey, Account) {
     let mut data = vec![0u8; protocol::config::LEN];

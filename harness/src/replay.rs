@@ -76,13 +76,13 @@ pub async fn replay(spec: &RunSpec, golden: Option<&Receipt>, wasm: &mut WasmCor
     let owner = Keypair::new();
     let opener = Keypair::new();
     let royalty = 1;
-    let mut pt = chain::program_test();
-    let (config, config_account) = chain::preloaded_config(&admin.pubkey(), CHARGES.allowance);
-    pt.add_account(config, config_account);
-    let (keys, accounts) = chain::preloaded_model(&config, &art, &owner.pubkey(), royalty);
-    for (k, a) in accounts {
-        pt.add_account(k, a);
-    }
+    let (pt, config, keys) = chain::preloaded_bank(
+        &admin.pubkey(),
+        CHARGES.allowance,
+        &art,
+        &owner.pubkey(),
+        royalty,
+    );
     let mut c = Chain::start(pt).await;
     c.fund(&owner.pubkey(), 1_000_000_000).await;
     c.fund(&opener.pubkey(), 1_000_000_000).await;

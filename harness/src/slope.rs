@@ -71,13 +71,8 @@ pub async fn measure(model: &str) -> Slope {
 
     let admin = Keypair::new();
     let owner = Keypair::new();
-    let mut pt = chain::program_test();
-    let (config, config_account) = chain::preloaded_config(&admin.pubkey(), allowances[0]);
-    pt.add_account(config, config_account);
-    let (keys, accounts) = chain::preloaded_model(&config, &art, &owner.pubkey(), 0);
-    for (k, a) in accounts {
-        pt.add_account(k, a);
-    }
+    let (pt, config, keys) =
+        chain::preloaded_bank(&admin.pubkey(), allowances[0], &art, &owner.pubkey(), 0);
     let mut run_data = vec![0u8; run::HEADER_LEN];
     run_data[..8].copy_from_slice(&curta_core::protocol::RUN_TAG);
     run_data[run::MODEL..run::MODEL + 32].copy_from_slice(keys.model.as_ref());

@@ -154,14 +154,14 @@ async fn env() -> Env {
     let admin = Keypair::new();
     let owner = Keypair::new();
     let opener = Keypair::new();
-    let mut pt = chain::program_test();
-    let (config, config_account) = chain::preloaded_config(&admin.pubkey(), CHARGES.allowance);
-    pt.add_account(config, config_account);
     let art = artifact("stories260K");
-    let (keys, accounts) = chain::preloaded_model(&config, &art, &owner.pubkey(), ROYALTY);
-    for (k, a) in accounts {
-        pt.add_account(k, a);
-    }
+    let (pt, config, keys) = chain::preloaded_bank(
+        &admin.pubkey(),
+        CHARGES.allowance,
+        &art,
+        &owner.pubkey(),
+        ROYALTY,
+    );
     let mut chain = Chain::start(pt).await;
     chain.fund(&opener.pubkey(), 10_000_000_000).await;
     chain.fund(&owner.pubkey(), 1_000_000_000).await;
