@@ -1,0 +1,2 @@
+//! The curta client: instruction builders, transactions over JSON-RPC, and
+//! the `curta` command line.
