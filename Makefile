@@ -30,17 +30,21 @@ WASM_FEATURES := std
 # cdylib with its own #[panic_handler], which curta-core does not have.
 WASM_BUILD_STD := std,panic_abort
 
-.PHONY: setup setup-sbf models build-sbf build-wasm demo test lint test-core test-program test-bitexact test-wasm golden bench
+.PHONY: setup setup-sbf setup-host models build-sbf build-wasm demo test lint test-core test-program test-bitexact test-wasm golden bench
 
 setup-sbf:
 	@bash $(ROOT)/scripts/setup-sbf.sh
+
+# clang and libclang-dev, for RocksDB under the local validator.
+setup-host:
+	@bash $(ROOT)/scripts/setup-host.sh
 
 # The real test models: ../shared/models, or the public originals fetched
 # into models/ and checked against pinned SHA-256s.
 models:
 	@bash $(ROOT)/scripts/fetch-models.sh >/dev/null
 
-setup: setup-sbf models
+setup: setup-sbf setup-host models
 
 build-sbf: setup-sbf
 	cd $(ROOT) && $(DEB_ENV) PATH="$(or $(CARGO_HOME),$(HOME)/.cargo)/bin:$$PATH" LD_LIBRARY_PATH=$(LLVM_LINK_DIR) \

@@ -23,39 +23,9 @@ log() { printf '[setup-sbf] %s\n' "$*"; }
 die() { printf '[setup-sbf] error: %s\n' "$*" >&2; exit 1; }
 
 # --- Debian packages -------------------------------------------------------
-missing=()
-for p in "${DEB_PACKAGES[@]}"; do
-    if [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" != "install ok installed" ]]; then
-        missing+=("$p")
-    fi
-done
-if ((${#missing[@]})); then
-    [[ $(id -u) -eq 0 ]] || die "need root to apt-get install: ${missing[*]}"
-    log "installing Debian packages: ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    # Only refresh the lists when apt cannot find a candidate for a package:
-    # a fresh image has empty lists, a kept machine usually does not need it.
-    need_update=0
-    for p in "${missing[@]}"; do
-        cand=$(apt-cache policy "$p" 2>/dev/null | awk '/Candidate:/ {print $2}')
-        if [[ -z "$cand" || "$cand" == "(none)" ]]; then need_update=1; break; fi
-    done
-    if ((need_update)); then
-        log "apt-get update"
-        apt-get update -q
-    fi
-    # --no-install-recommends: llvm-22 recommends llvm-22-dev, clang-22 and
-    # more (hundreds of MB) that these builds do not use.
-    if ! apt-get install -y -q --no-install-recommends "${missing[@]}"; then
-        # Stale lists name package versions the mirror no longer has.
-        ((need_update)) && die "apt-get install failed"
-        log "install failed; apt-get update and retry"
-        apt-get update -q
-        apt-get install -y -q --no-install-recommends "${missing[@]}"
-    fi
-else
-    log "Debian packages present: ${DEB_PACKAGES[*]}"
-fi
+# shellcheck source=deb-packages.sh
+source "$REPO_ROOT/scripts/deb-packages.sh"
+ensure_deb_packages "${DEB_PACKAGES[@]}"
 [[ -x /usr/bin/rustc && -x /usr/bin/cargo ]] || die "/usr/bin/rustc or /usr/bin/cargo missing after install"
 LLVM_LIB=""
 for f in "${LLVM_LIB_CANDIDATES[@]}"; do
