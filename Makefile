@@ -30,7 +30,7 @@ WASM_FEATURES := std
 # cdylib with its own #[panic_handler], which curta-core does not have.
 WASM_BUILD_STD := std,panic_abort
 
-.PHONY: setup setup-sbf setup-host models build-sbf build-wasm demo test lint test-core test-program test-bitexact test-wasm golden bench
+.PHONY: setup setup-sbf setup-host models build-sbf build-wasm demo test lint test-core test-program test-bitexact test-wasm golden bench localnet test-localnet
 
 setup-sbf:
 	@bash $(ROOT)/scripts/setup-sbf.sh
@@ -45,6 +45,13 @@ models:
 	@bash $(ROOT)/scripts/fetch-models.sh >/dev/null
 
 setup: setup-sbf setup-host models
+
+# Every host binary and test in one build: the harness, the client and the
+# local validator share one dependency graph only when built together
+# this way; another package selection resolves other features and
+# rebuilds hundreds of crates.
+HOST_BUILD := cargo build -p curta-harness -p curta-client --bins --tests
+LOCALNET := $${CARGO_TARGET_DIR:-$(ROOT)/target}/debug/curta-localnet
 
 build-sbf: setup-sbf
 	cd $(ROOT) && $(DEB_ENV) PATH="$(or $(CARGO_HOME),$(HOME)/.cargo)/bin:$$PATH" LD_LIBRARY_PATH=$(LLVM_LINK_DIR) \
@@ -83,8 +90,9 @@ demo: setup build-sbf
 	cd $(ROOT) && $(HARNESS_ENV) cargo run -q -p curta-harness --bin demo -- "Once upon a time" 12
 
 # Every test: the core's and the program's unit tests, the program on the
-# SBF VM, the bit-exactness harness with its compute-unit report, the JS package.
-test: setup lint test-core test-program test-bitexact test-wasm
+# SBF VM and on the local validator, the bit-exactness harness with its
+# compute-unit report, the JS package.
+test: setup lint test-core test-program test-localnet test-bitexact test-wasm
 
 # Formatting and clippy, warnings as errors, on the core and the program.
 lint:
@@ -96,6 +104,19 @@ test-core: models
 
 test-program: setup build-sbf
 	cd $(ROOT) && $(HARNESS_ENV) cargo test -p curta-harness --test program
+
+# The local validator in the foreground (Ctrl-C stops it and removes its
+# ledger): JSON-RPC on http://127.0.0.1:8899, faucet on 9900, a funded
+# payer in target/localnet/payer.json. LOCALNET_ARGS passes flags, e.g.
+# LOCALNET_ARGS="--legacy-block-limits --rpc-port 0".
+localnet: setup-host
+	cd $(ROOT) && $(HOST_BUILD)
+	cd $(ROOT) && exec $(LOCALNET) $(LOCALNET_ARGS)
+
+# curta-localnet through the harness's localnet module: RPC, faucet, fees,
+# transaction history, a preloaded program and the legacy block limits.
+test-localnet: setup-host build-sbf
+	cd $(ROOT) && cargo test -p curta-harness --test localnet
 
 # Every golden run, turn by turn, on the SBF VM, natively and through the
 # WebAssembly module, against golden/; writes target/cu-report.md.

@@ -8,10 +8,12 @@
 //! - `native`: the native replay.
 //! - `chain`: the solana-program-test driver: accounts, upload, turns.
 //! - `diff`: names the header field or buffer a state offset falls in.
+//! - `localnet`: a `curta-localnet` validator as a child process, for tests.
 
 pub mod chain;
 pub mod cu_report;
 pub mod diff;
+pub mod localnet;
 pub mod manifest;
 pub mod models;
 pub mod native;
