@@ -1,11 +1,13 @@
-//! The curta program's accounts and instructions: sizes, tags, zero-copy
-//! readers and the instruction encoding, shared by the program, the harness
-//! and clients. `docs/program.md` describes the same bytes.
+//! The curta program's accounts, instructions and events: sizes, tags,
+//! zero-copy readers and the writers that mirror them, and the instruction
+//! encoding. The program, the harness and every client use this module, so
+//! no one writes an account field by raw offset anywhere else.
+//! `docs/program.md` describes the same bytes.
 //!
 //! Every integer is little-endian. Every account opens with an eight-byte
 //! tag naming its kind, so one kind can never be passed for another.
 
-use crate::format::{read_u32, read_u64, Config};
+use crate::format::{read_u32, read_u64, write_u32, write_u64, Config, Layout};
 
 /// The most data one Solana account may hold (10 MiB).
 pub const MAX_ACCOUNT_LEN: usize = 10 * 1024 * 1024;
@@ -20,7 +22,7 @@ pub const RUN_TAG: [u8; 8] = *b"CURTARN1";
 
 /// Sections are hashed in chunks of this size (see `section_digest`).
 pub const HASH_CHUNK: usize = 1 << 20;
-/// The most section bytes one `seal_model` instruction hashes: two chunks,
+/// The most section bytes one `seal_section` instruction hashes: two chunks,
 /// about 1.05 million compute units of `sol_sha256`.
 pub const SEAL_BYTES_PER_CALL: usize = 2 * HASH_CHUNK;
 
@@ -44,7 +46,9 @@ pub enum Mismatch {
     Size,
 }
 
-/// The program's settings.
+// ---- Config ----------------------------------------------------------------
+
+/// The program's settings: who administers them and the turn allowance.
 pub mod config {
     pub const LEN: usize = 128;
     pub const TAG: usize = 0;
@@ -77,7 +81,31 @@ impl<'a> ConfigAccount<'a> {
     }
 }
 
-/// A model: its owner, royalty, configuration, weight sections and seal.
+/// The writer of a Config account's data (exactly `config::LEN` bytes).
+pub struct ConfigAccountMut<'a>(pub &'a mut [u8]);
+
+impl ConfigAccountMut<'_> {
+    /// Tags a zeroed account as a config.
+    #[inline(always)]
+    pub fn init(&mut self, admin: &Address, allowance: u32) {
+        self.0[config::TAG..config::TAG + 8].copy_from_slice(&CONFIG_TAG);
+        self.set_admin(admin);
+        self.set_allowance(allowance);
+    }
+    #[inline(always)]
+    pub fn set_admin(&mut self, admin: &Address) {
+        self.0[config::ADMIN..config::ADMIN + 32].copy_from_slice(admin);
+    }
+    #[inline(always)]
+    pub fn set_allowance(&mut self, allowance: u32) {
+        write_u32(self.0, config::ALLOWANCE, allowance);
+    }
+}
+
+// ---- Model -----------------------------------------------------------------
+
+/// A model: its owner, royalty, configuration, and one entry per section
+/// naming the weight account bound to it and, once sealed, its digest.
 pub mod model {
     pub const TAG: usize = 0;
     pub const CONFIG_ACCOUNT: usize = 8;
@@ -86,25 +114,27 @@ pub mod model {
     pub const MODEL_CONFIG: usize = 80;
     pub const SECTION_COUNT: usize = 108;
     pub const STATUS: usize = 112;
-    /// The seal's cursor: the section and byte it has hashed up to, and
-    /// the chained digest so far.
-    pub const SEAL_SECTION: usize = 116;
-    pub const SEAL_OFFSET: usize = 120;
-    pub const SEAL_CHAIN: usize = 128;
-    pub const HEADER_LEN: usize = 192;
-    /// Per section: the weight account's address, the section's length
-    /// (u64) and its digest.
+    /// The artifact's flags (`format::FLAG_SHARED_CLASSIFIER`).
+    pub const FLAGS: usize = 116;
+    /// How many sections have a weight account bound.
+    pub const BOUND: usize = 120;
+    /// How many sections are sealed.
+    pub const SEALED_COUNT: usize = 124;
+    pub const HEADER_LEN: usize = 128;
+    /// Per section: the weight account's address (zero while unbound), the
+    /// section's length (u64) and its digest (zero until sealed).
     pub const ENTRY_LEN: usize = 72;
     pub const ENTRY_ADDRESS: usize = 0;
     pub const ENTRY_LENGTH: usize = 32;
     pub const ENTRY_DIGEST: usize = 40;
 
-    /// Written by its owner; no run may open.
+    /// Sections are being bound, written and sealed; no run may open.
     pub const WRITING: u32 = 0;
-    /// Being hashed by `seal_model`; writes are refused.
-    pub const SEALING: u32 = 1;
-    /// Immutable; runs may open.
-    pub const SEALED: u32 = 2;
+    /// Immutable; runs may open and turn.
+    pub const SEALED: u32 = 1;
+    /// A weight account of a sealed model was closed: runs can only be
+    /// cancelled, and the rest of the model closed.
+    pub const RETIRED: u32 = 2;
 
     /// The Model account's length for `sections` sections.
     pub const fn len(sections: usize) -> usize {
@@ -154,42 +184,130 @@ impl<'a> ModelAccount<'a> {
         read_u32(self.0, model::STATUS)
     }
     #[inline(always)]
-    pub fn seal_section(&self) -> u32 {
-        read_u32(self.0, model::SEAL_SECTION)
+    pub fn flags(&self) -> u32 {
+        read_u32(self.0, model::FLAGS)
     }
     #[inline(always)]
-    pub fn seal_offset(&self) -> u64 {
-        read_u64(self.0, model::SEAL_OFFSET)
+    pub fn bound(&self) -> u32 {
+        read_u32(self.0, model::BOUND)
     }
     #[inline(always)]
-    pub fn seal_chain(&self) -> &'a Address {
-        address(self.0, model::SEAL_CHAIN)
+    pub fn sealed_count(&self) -> u32 {
+        read_u32(self.0, model::SEALED_COUNT)
     }
-    #[inline(always)]
-    fn entry(&self, section: usize) -> usize {
-        model::HEADER_LEN + model::ENTRY_LEN * section
-    }
-    /// The weight account of `section` (the caller checks the index).
+    /// The weight account bound to `section`, zero while none is (the
+    /// caller checks the index against `section_count`).
     #[inline(always)]
     pub fn section_address(&self, section: usize) -> &'a Address {
-        address(self.0, self.entry(section) + model::ENTRY_ADDRESS)
+        address(self.0, entry(section) + model::ENTRY_ADDRESS)
     }
     #[inline(always)]
     pub fn section_len(&self, section: usize) -> u64 {
-        read_u64(self.0, self.entry(section) + model::ENTRY_LENGTH)
+        read_u64(self.0, entry(section) + model::ENTRY_LENGTH)
     }
+    /// The section's digest (`section_digest`), zero until it is sealed.
     #[inline(always)]
     pub fn section_digest(&self, section: usize) -> &'a Address {
-        address(self.0, self.entry(section) + model::ENTRY_DIGEST)
+        address(self.0, entry(section) + model::ENTRY_DIGEST)
     }
 }
 
-/// A weight account: one section's bytes after a small header.
+#[inline(always)]
+fn entry(section: usize) -> usize {
+    model::HEADER_LEN + model::ENTRY_LEN * section
+}
+
+/// What `init_model` records, besides the accounts' addresses.
+#[derive(Clone, Copy, Debug)]
+pub struct ModelInit<'a> {
+    pub royalty: u64,
+    pub config: &'a Config,
+    pub layout: &'a Layout,
+    pub flags: u32,
+    /// Section zero's length; the others follow from the configuration.
+    pub zero_len: u64,
+}
+
+impl ModelInit<'_> {
+    /// The length of `section`: section zero's as given, the matrix
+    /// sections' from the layout.
+    #[inline(always)]
+    pub fn section_len(&self, section: u32) -> u64 {
+        if section == 0 {
+            self.zero_len
+        } else {
+            let shared = self.flags & crate::format::FLAG_SHARED_CLASSIFIER != 0;
+            self.layout.section_len(self.config, section, shared)
+        }
+    }
+}
+
+/// The writer of a Model account's data (exactly `model::len(count)` bytes).
+pub struct ModelAccountMut<'a>(pub &'a mut [u8]);
+
+impl ModelAccountMut<'_> {
+    /// Tags a zeroed account as a model being written, with every
+    /// section's length and no weight account bound.
+    pub fn init(&mut self, config_account: &Address, owner: &Address, m: &ModelInit) {
+        let d = &mut *self.0;
+        d[model::TAG..model::TAG + 8].copy_from_slice(&MODEL_TAG);
+        d[model::CONFIG_ACCOUNT..model::CONFIG_ACCOUNT + 32].copy_from_slice(config_account);
+        d[model::OWNER..model::OWNER + 32].copy_from_slice(owner);
+        write_u64(d, model::ROYALTY, m.royalty);
+        d[model::MODEL_CONFIG..model::MODEL_CONFIG + Config::LEN]
+            .copy_from_slice(&m.config.to_bytes());
+        let count = m.layout.section_count();
+        write_u32(d, model::SECTION_COUNT, count);
+        write_u32(d, model::STATUS, model::WRITING);
+        write_u32(d, model::FLAGS, m.flags);
+        for section in 0..count {
+            write_u64(
+                d,
+                entry(section as usize) + model::ENTRY_LENGTH,
+                m.section_len(section),
+            );
+        }
+    }
+    #[inline(always)]
+    pub fn set_status(&mut self, status: u32) {
+        write_u32(self.0, model::STATUS, status);
+    }
+    /// Records `weight` as the account of `section`, or unbinds it (zero).
+    #[inline(always)]
+    pub fn set_section_address(&mut self, section: usize, weight: &Address) {
+        let at = entry(section) + model::ENTRY_ADDRESS;
+        self.0[at..at + 32].copy_from_slice(weight);
+    }
+    /// Records a sealed section's digest, or clears it (zero).
+    #[inline(always)]
+    pub fn set_section_digest(&mut self, section: usize, digest: &Address) {
+        let at = entry(section) + model::ENTRY_DIGEST;
+        self.0[at..at + 32].copy_from_slice(digest);
+    }
+    #[inline(always)]
+    pub fn set_bound(&mut self, bound: u32) {
+        write_u32(self.0, model::BOUND, bound);
+    }
+    #[inline(always)]
+    pub fn set_sealed_count(&mut self, sealed: u32) {
+        write_u32(self.0, model::SEALED_COUNT, sealed);
+    }
+}
+
+// ---- Weight ----------------------------------------------------------------
+
+/// A weight account: one section's bytes after a header that binds it to
+/// its model and keeps the seal's progress over those bytes.
 pub mod weight {
     pub const TAG: usize = 0;
     pub const MODEL: usize = 8;
     pub const SECTION: usize = 40;
     pub const LENGTH: usize = 48;
+    /// Bytes hashed so far by `seal_section` (the seal's cursor); equal to
+    /// the length once the section is sealed. A write below it resets it.
+    pub const HASHED: usize = 56;
+    /// The chained digest of the bytes hashed so far.
+    pub const CHAIN: usize = 64;
     pub const HEADER_LEN: usize = 128;
 }
 
@@ -221,12 +339,54 @@ impl<'a> WeightAccount<'a> {
     pub fn section(&self) -> u32 {
         read_u32(self.0, weight::SECTION)
     }
+    #[inline(always)]
+    pub fn hashed(&self) -> u64 {
+        read_u64(self.0, weight::HASHED)
+    }
+    #[inline(always)]
+    pub fn chain(&self) -> &'a Address {
+        address(self.0, weight::CHAIN)
+    }
+    /// Whether `seal_section` has hashed and matched every byte.
+    #[inline(always)]
+    pub fn sealed(&self) -> bool {
+        self.hashed() == self.bytes().len() as u64
+    }
     /// The section's bytes.
     #[inline(always)]
     pub fn bytes(&self) -> &'a [u8] {
         &self.0[weight::HEADER_LEN..]
     }
 }
+
+/// The writer of a weight account's data.
+pub struct WeightAccountMut<'a>(pub &'a mut [u8]);
+
+impl WeightAccountMut<'_> {
+    /// Tags a zeroed account as section `section` of `model`.
+    #[inline(always)]
+    pub fn init(&mut self, model: &Address, section: u32) {
+        let d = &mut *self.0;
+        let length = (d.len() - weight::HEADER_LEN) as u64;
+        d[weight::TAG..weight::TAG + 8].copy_from_slice(&WEIGHT_TAG);
+        d[weight::MODEL..weight::MODEL + 32].copy_from_slice(model);
+        write_u32(d, weight::SECTION, section);
+        write_u64(d, weight::LENGTH, length);
+    }
+    /// Moves the seal's cursor: `hashed` bytes whose chained digest is `chain`.
+    #[inline(always)]
+    pub fn set_seal(&mut self, hashed: u64, chain: &Address) {
+        write_u64(self.0, weight::HASHED, hashed);
+        self.0[weight::CHAIN..weight::CHAIN + 32].copy_from_slice(chain);
+    }
+    /// The section's bytes.
+    #[inline(always)]
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.0[weight::HEADER_LEN..]
+    }
+}
+
+// ---- Run -------------------------------------------------------------------
 
 /// A run: a 256-byte header, then the core state.
 pub mod run {
@@ -242,6 +402,9 @@ pub mod run {
     /// Lamports paid to the model's owner.
     pub const PAID: usize = 96;
     pub const HEADER_LEN: usize = 256;
+    /// Where the state keeps the prompt (its first buffer), and where
+    /// `write_prompt` stages it before `open_run`.
+    pub const PROMPT: usize = HEADER_LEN + crate::inference::HEADER_LEN;
 }
 
 /// The run account's header, before the core state.
@@ -293,6 +456,40 @@ impl<'a> RunAccount<'a> {
     }
 }
 
+/// The writer of a Run account's data.
+pub struct RunAccountMut<'a>(pub &'a mut [u8]);
+
+impl<'a> RunAccountMut<'a> {
+    /// Tags a run of `model` opened by `opener`, escrowing `deposited`
+    /// lamports at `royalty` per token. The state is written separately.
+    #[inline(always)]
+    pub fn init(&mut self, model: &Address, opener: &Address, royalty: u64, deposited: u64) {
+        let d = &mut *self.0;
+        d[run::TAG..run::TAG + 8].copy_from_slice(&RUN_TAG);
+        d[run::MODEL..run::MODEL + 32].copy_from_slice(model);
+        d[run::OPENER..run::OPENER + 32].copy_from_slice(opener);
+        write_u64(d, run::ROYALTY, royalty);
+        write_u64(d, run::DEPOSITED, deposited);
+        write_u64(d, run::ESCROW, deposited);
+        write_u64(d, run::PAID, 0);
+    }
+    /// Records a payment to the model's owner: the escrow and the paid
+    /// total after it.
+    #[inline(always)]
+    pub fn set_payments(&mut self, escrow: u64, paid: u64) {
+        write_u64(self.0, run::ESCROW, escrow);
+        write_u64(self.0, run::PAID, paid);
+    }
+    /// The header and the core state, apart.
+    #[inline(always)]
+    pub fn split(self) -> (RunAccountMut<'a>, &'a mut [u8]) {
+        let (header, state) = self.0.split_at_mut(run::HEADER_LEN);
+        (RunAccountMut(header), state)
+    }
+}
+
+// ---- Section digests -------------------------------------------------------
+
 /// The digest the model records for a section: a chain over its 1 MiB
 /// chunks, `h = sha256(h || chunk)` from 32 zero bytes, so that sealing
 /// can hash a large section over several instructions.
@@ -312,63 +509,336 @@ pub fn chain_step(chain: &[u8; 32], chunk: &[u8]) -> [u8; 32] {
     sha.finish()
 }
 
-/// Instruction tags: the first byte of every instruction's data.
-pub mod tag {
-    /// `[allowance u32]`; accounts: config (writable), admin (signer).
-    pub const INIT_CONFIG: u8 = 0;
-    /// `[allowance u32]`; accounts: config (writable), admin (signer).
-    pub const SET_ALLOWANCE: u8 = 1;
-    /// `[royalty u64, config 28 bytes, count u32, count x (length u64,
-    /// digest 32)]`; accounts: config, model (writable), owner (signer),
-    /// one weight account (writable) per section, in order.
-    pub const INIT_MODEL: u8 = 2;
-    /// `[offset u64, bytes..]`; accounts: model, weight (writable), owner (signer).
-    pub const WRITE: u8 = 3;
-    /// `[]`; accounts: model (writable), owner (signer), every weight account in order.
-    pub const SEAL_MODEL: u8 = 4;
-    /// `[max_tokens u32, temperature_q16 u32, seed u64, prompt..]`; accounts:
-    /// config, model, run (writable), opener (signer).
-    pub const OPEN_RUN: u8 = 5;
-    /// `[]`; accounts: config, model, run (writable), model owner
-    /// (writable), section zero's weight account, then the weight accounts
-    /// of the sections the turn's plan names, in the plan's order.
-    pub const TURN: u8 = 6;
-    /// `[]`; accounts: run (writable), opener (signer, writable).
-    pub const CLOSE_RUN: u8 = 7;
+// ---- The turn event --------------------------------------------------------
+
+/// The receipt every `turn` logs with `sol_log_data` ("Program data: ..."
+/// in the transaction's logs): three fields, each base64 in the log line.
+/// Field 0 is this fixed record; field 1 the ids of the tokens the turn
+/// generated (u32 each); field 2 the text bytes those tokens added. A
+/// client can follow a run, text included, from these events alone.
+pub mod event {
+    /// Field 0 opens with this discriminator.
+    pub const TURN_TAG: [u8; 8] = *b"CURTATN1";
+    pub const TAG: usize = 0;
+    pub const RUN: usize = 8;
+    pub const MODEL: usize = 40;
+    /// The state's turn count after this turn (the first turn logs 1).
+    pub const TURNS: usize = 72;
+    /// Lamports paid to the model's owner by this turn.
+    pub const PAID: usize = 80;
+    /// Tokens generated by the run so far, and by this turn.
+    pub const GENERATED: usize = 88;
+    pub const GENERATED_THIS_TURN: usize = 92;
+    /// The compute units the planner charged for the turn.
+    pub const CHARGED: usize = 96;
+    /// The state's phase after the turn (20: the run is complete).
+    pub const PHASE: usize = 100;
+    /// Output text bytes so far.
+    pub const TEXT_LEN: usize = 104;
+    pub const LEN: usize = 108;
 }
 
-/// A decoded instruction, borrowing its variable parts from the data.
+/// A turn receipt's fixed record, decoded.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TurnEvent {
+    pub run: Address,
+    pub model: Address,
+    pub turns: u64,
+    pub paid: u64,
+    pub generated: u32,
+    pub generated_this_turn: u32,
+    pub charged: u32,
+    pub phase: u32,
+    pub text_len: u32,
+}
+
+impl TurnEvent {
+    /// The fixed record (field 0).
+    #[inline(always)]
+    pub fn encode(&self, out: &mut [u8; event::LEN]) {
+        out[event::TAG..event::TAG + 8].copy_from_slice(&event::TURN_TAG);
+        out[event::RUN..event::RUN + 32].copy_from_slice(&self.run);
+        out[event::MODEL..event::MODEL + 32].copy_from_slice(&self.model);
+        write_u64(out, event::TURNS, self.turns);
+        write_u64(out, event::PAID, self.paid);
+        write_u32(out, event::GENERATED, self.generated);
+        write_u32(out, event::GENERATED_THIS_TURN, self.generated_this_turn);
+        write_u32(out, event::CHARGED, self.charged);
+        write_u32(out, event::PHASE, self.phase);
+        write_u32(out, event::TEXT_LEN, self.text_len);
+    }
+
+    /// Decodes field 0; `None` for another event or a wrong length.
+    pub fn decode(field: &[u8]) -> Option<TurnEvent> {
+        if field.len() != event::LEN || !tag_is(field, &event::TURN_TAG) {
+            return None;
+        }
+        Some(TurnEvent {
+            run: *address(field, event::RUN),
+            model: *address(field, event::MODEL),
+            turns: read_u64(field, event::TURNS),
+            paid: read_u64(field, event::PAID),
+            generated: read_u32(field, event::GENERATED),
+            generated_this_turn: read_u32(field, event::GENERATED_THIS_TURN),
+            charged: read_u32(field, event::CHARGED),
+            phase: read_u32(field, event::PHASE),
+            text_len: read_u32(field, event::TEXT_LEN),
+        })
+    }
+}
+
+// ---- Errors ----------------------------------------------------------------
+
+/// The program's own errors, reported as `InstructionError::Custom(code)`.
+/// `docs/program.md` lists when each is raised. A core error `n` inside
+/// an instruction is reported as `CORE_ERROR_BASE + n` (`CoreError`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum CurtaError {
+    InvalidInstruction = 1,
+    NotEnoughAccounts = 2,
+    WrongOwner = 3,
+    MissingSigner = 4,
+    NotWritable = 5,
+    WrongAccountKind = 6,
+    InvalidAccountSize = 7,
+    AlreadyInitialized = 8,
+    Unauthorized = 9,
+    WrongConfig = 10,
+    WrongModel = 11,
+    WrongSection = 12,
+    WrongAccountCount = 13,
+    DuplicateAccount = 14,
+    SectionLengthMismatch = 15,
+    ModelNotWritable = 16,
+    ModelNotSealed = 17,
+    WriteOutOfBounds = 18,
+    HashMismatch = 19,
+    EscrowTooSmall = 20,
+    StaleTurn = 21,
+    UnsupportedRent = 22,
+    SectionSealed = 23,
+    SectionsNotSealed = 24,
+    WeightsStillBound = 25,
+}
+
+impl CurtaError {
+    /// Every error, in code order.
+    pub const ALL: [CurtaError; 25] = [
+        CurtaError::InvalidInstruction,
+        CurtaError::NotEnoughAccounts,
+        CurtaError::WrongOwner,
+        CurtaError::MissingSigner,
+        CurtaError::NotWritable,
+        CurtaError::WrongAccountKind,
+        CurtaError::InvalidAccountSize,
+        CurtaError::AlreadyInitialized,
+        CurtaError::Unauthorized,
+        CurtaError::WrongConfig,
+        CurtaError::WrongModel,
+        CurtaError::WrongSection,
+        CurtaError::WrongAccountCount,
+        CurtaError::DuplicateAccount,
+        CurtaError::SectionLengthMismatch,
+        CurtaError::ModelNotWritable,
+        CurtaError::ModelNotSealed,
+        CurtaError::WriteOutOfBounds,
+        CurtaError::HashMismatch,
+        CurtaError::EscrowTooSmall,
+        CurtaError::StaleTurn,
+        CurtaError::UnsupportedRent,
+        CurtaError::SectionSealed,
+        CurtaError::SectionsNotSealed,
+        CurtaError::WeightsStillBound,
+    ];
+
+    /// The error with this code, if any.
+    pub fn from_code(code: u32) -> Option<CurtaError> {
+        CurtaError::ALL.iter().copied().find(|e| *e as u32 == code)
+    }
+
+    /// The error's name, as `docs/program.md` spells it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            CurtaError::InvalidInstruction => "InvalidInstruction",
+            CurtaError::NotEnoughAccounts => "NotEnoughAccounts",
+            CurtaError::WrongOwner => "WrongOwner",
+            CurtaError::MissingSigner => "MissingSigner",
+            CurtaError::NotWritable => "NotWritable",
+            CurtaError::WrongAccountKind => "WrongAccountKind",
+            CurtaError::InvalidAccountSize => "InvalidAccountSize",
+            CurtaError::AlreadyInitialized => "AlreadyInitialized",
+            CurtaError::Unauthorized => "Unauthorized",
+            CurtaError::WrongConfig => "WrongConfig",
+            CurtaError::WrongModel => "WrongModel",
+            CurtaError::WrongSection => "WrongSection",
+            CurtaError::WrongAccountCount => "WrongAccountCount",
+            CurtaError::DuplicateAccount => "DuplicateAccount",
+            CurtaError::SectionLengthMismatch => "SectionLengthMismatch",
+            CurtaError::ModelNotWritable => "ModelNotWritable",
+            CurtaError::ModelNotSealed => "ModelNotSealed",
+            CurtaError::WriteOutOfBounds => "WriteOutOfBounds",
+            CurtaError::HashMismatch => "HashMismatch",
+            CurtaError::EscrowTooSmall => "EscrowTooSmall",
+            CurtaError::StaleTurn => "StaleTurn",
+            CurtaError::UnsupportedRent => "UnsupportedRent",
+            CurtaError::SectionSealed => "SectionSealed",
+            CurtaError::SectionsNotSealed => "SectionsNotSealed",
+            CurtaError::WeightsStillBound => "WeightsStillBound",
+        }
+    }
+}
+
+/// Core error `n` (`crate::Error`) is reported as custom code `CORE_ERROR_BASE + n`.
+pub const CORE_ERROR_BASE: u32 = 256;
+
+// ---- Instructions ----------------------------------------------------------
+
+/// Instruction tags: the first byte of every instruction's data.
+pub mod tag {
+    pub const INIT_CONFIG: u8 = 0;
+    pub const SET_ALLOWANCE: u8 = 1;
+    pub const SET_ADMIN: u8 = 2;
+    pub const INIT_MODEL: u8 = 3;
+    pub const BIND_WEIGHT: u8 = 4;
+    pub const WRITE: u8 = 5;
+    pub const SEAL_SECTION: u8 = 6;
+    pub const SEAL_MODEL: u8 = 7;
+    pub const CLOSE_WEIGHT: u8 = 8;
+    pub const CLOSE_MODEL: u8 = 9;
+    pub const OPEN_RUN: u8 = 10;
+    pub const TURN: u8 = 11;
+    pub const CLOSE_RUN: u8 = 12;
+    pub const RECLAIM: u8 = 13;
+    pub const WRITE_PROMPT: u8 = 14;
+}
+
+/// A decoded instruction, borrowing its variable parts from the data. Each
+/// variant lists its accounts in order; "new" marks an account this
+/// instruction initializes: created for the program (System
+/// `create_account`, owner = the program, exactly the size given), still
+/// zero, and signing this instruction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Instruction<'a> {
-    InitConfig {
-        allowance: u32,
-    },
-    SetAllowance {
-        allowance: u32,
-    },
-    /// `sections` holds `count` entries of 40 bytes: length u64, digest.
+    /// Creates the program's settings, administered by `admin`.
+    ///
+    /// 0. `[writable, signer]` config: new, `config::LEN` bytes.
+    /// 1. `[signer]` admin.
+    InitConfig { allowance: u32 },
+    /// Changes the turn allowance (22,096 to 1,350,000 compute units).
+    ///
+    /// 0. `[writable]` config.
+    /// 1. `[signer]` admin.
+    SetAllowance { allowance: u32 },
+    /// Hands the config to a new admin; both sign.
+    ///
+    /// 0. `[writable]` config.
+    /// 1. `[signer]` admin.
+    /// 2. `[signer]` new admin.
+    SetAdmin,
+    /// Creates a model of `config` owned by `owner`, with no weight account
+    /// bound yet. Section lengths follow from the configuration, `flags`
+    /// (`format::FLAG_SHARED_CLASSIFIER`) and section zero's length.
+    ///
+    /// 0. `[]` config account.
+    /// 1. `[writable, signer]` model: new, `model::len(sections)` bytes.
+    /// 2. `[signer]` owner.
     InitModel {
         royalty: u64,
+        /// The model's `Config`, 28 bytes.
         config: &'a [u8],
-        sections: &'a [u8],
+        flags: u32,
+        zero_len: u64,
     },
-    Write {
-        offset: u64,
-        bytes: &'a [u8],
-    },
+    /// Binds a weight account to section `section` of a model being written.
+    ///
+    /// 0. `[writable]` model.
+    /// 1. `[writable, signer]` weight: new, `weight::HEADER_LEN` + the
+    ///    section's length.
+    /// 2. `[signer]` model owner.
+    BindWeight { section: u32 },
+    /// Copies `bytes` into a bound, unsealed section at `offset`.
+    ///
+    /// 0. `[]` model.
+    /// 1. `[writable]` weight.
+    /// 2. `[signer]` model owner.
+    Write { offset: u64, bytes: &'a [u8] },
+    /// Hashes up to `SEAL_BYTES_PER_CALL` more bytes of a section; when the
+    /// last byte is hashed the chain must equal `digest`, and the section
+    /// is sealed (immutable).
+    ///
+    /// 0. `[writable]` model.
+    /// 1. `[writable]` weight.
+    /// 2. `[signer]` model owner.
+    SealSection { digest: &'a [u8; 32] },
+    /// Seals the model once every section is: runs may open from then on.
+    ///
+    /// 0. `[writable]` model.
+    /// 1. `[]` section zero's weight account.
+    /// 2. `[signer]` model owner.
     SealModel,
+    /// Closes a weight account, its lamports to the owner; a sealed model
+    /// is retired by it.
+    ///
+    /// 0. `[writable]` model.
+    /// 1. `[writable]` weight.
+    /// 2. `[writable, signer]` model owner.
+    CloseWeight,
+    /// Closes a model with no weight account bound, its lamports to the owner.
+    ///
+    /// 0. `[writable]` model.
+    /// 1. `[writable, signer]` model owner.
+    CloseModel,
+    /// Opens a run of a sealed model: the state for the prompt,
+    /// `max_tokens`, the temperature (16 fractional bits) and the seed. The
+    /// prompt is the first `staged` bytes `write_prompt` left in the run
+    /// account, then `prompt`. The run holds its rent plus royalty times
+    /// max tokens.
+    ///
+    /// 0. `[]` config account.
+    /// 1. `[]` model.
+    /// 2. `[writable, signer]` run: new, `run::HEADER_LEN` + `state_size`.
+    /// 3. `[signer]` opener.
     OpenRun {
         max_tokens: u32,
         temperature_q16: u32,
         seed: u64,
+        staged: u32,
         prompt: &'a [u8],
     },
-    Turn,
+    /// Advances a run by one turn; anyone may send it. With
+    /// `expected_turns`, refused unless the state has run exactly that many
+    /// turns, so a stale or reordered turn fails before any work.
+    ///
+    /// 0. `[]` config account.
+    /// 1. `[]` model.
+    /// 2. `[writable]` run.
+    /// 3. `[writable]` model owner (receives the royalties).
+    /// 4. `[]` section zero's weight account.
+    /// 5. `[]` the weight accounts of the matrix sections the turn's plan
+    ///    names (`planner::plan_turn`), in any order: none, one or two.
+    Turn { expected_turns: Option<u64> },
+    /// Closes a run at any point, complete or not: its rent and unspent
+    /// escrow go to the opener; royalties paid stay paid.
+    ///
+    /// 0. `[writable]` run.
+    /// 1. `[writable, signer]` opener.
     CloseRun,
+    /// Closes an account created for the program but never initialized,
+    /// signed by the account itself; its lamports go to `recipient`.
+    ///
+    /// 0. `[writable, signer]` account.
+    /// 1. `[writable]` recipient.
+    Reclaim,
+    /// Stages prompt bytes at `offset` of the prompt in a run account not
+    /// yet opened, for a prompt too long to travel with `open_run`.
+    ///
+    /// 0. `[writable, signer]` run: created for the program, not opened.
+    WritePrompt { offset: u32, bytes: &'a [u8] },
 }
 
-/// Bytes of one section entry in `InitModel`'s data.
-pub const INIT_MODEL_ENTRY_LEN: usize = 40;
+/// Fixed data lengths after the tag.
+const INIT_MODEL_LEN: usize = 8 + Config::LEN + 4 + 8;
 
 impl<'a> Instruction<'a> {
     /// Decodes instruction data; `None` for an unknown tag or a wrong length.
@@ -382,34 +852,45 @@ impl<'a> Instruction<'a> {
             tag::SET_ALLOWANCE if exact(4) => Instruction::SetAllowance {
                 allowance: read_u32(rest, 0),
             },
-            tag::INIT_MODEL if rest.len() >= 40 => {
-                // Compared by division: SBF has no overflow-checked multiply.
-                let count = read_u32(rest, 36) as usize;
-                let sections = &rest[40..];
-                if sections.len() % INIT_MODEL_ENTRY_LEN != 0
-                    || sections.len() / INIT_MODEL_ENTRY_LEN != count
-                {
-                    return None;
-                }
-                Instruction::InitModel {
-                    royalty: read_u64(rest, 0),
-                    config: &rest[8..36],
-                    sections,
-                }
-            }
+            tag::SET_ADMIN if exact(0) => Instruction::SetAdmin,
+            tag::INIT_MODEL if exact(INIT_MODEL_LEN) => Instruction::InitModel {
+                royalty: read_u64(rest, 0),
+                config: &rest[8..8 + Config::LEN],
+                flags: read_u32(rest, 8 + Config::LEN),
+                zero_len: read_u64(rest, 12 + Config::LEN),
+            },
+            tag::BIND_WEIGHT if exact(4) => Instruction::BindWeight {
+                section: read_u32(rest, 0),
+            },
             tag::WRITE if rest.len() >= 8 => Instruction::Write {
                 offset: read_u64(rest, 0),
                 bytes: &rest[8..],
             },
+            tag::SEAL_SECTION if exact(32) => Instruction::SealSection {
+                digest: rest.try_into().ok()?,
+            },
             tag::SEAL_MODEL if exact(0) => Instruction::SealModel,
-            tag::OPEN_RUN if rest.len() >= 16 => Instruction::OpenRun {
+            tag::CLOSE_WEIGHT if exact(0) => Instruction::CloseWeight,
+            tag::CLOSE_MODEL if exact(0) => Instruction::CloseModel,
+            tag::OPEN_RUN if rest.len() >= 20 => Instruction::OpenRun {
                 max_tokens: read_u32(rest, 0),
                 temperature_q16: read_u32(rest, 4),
                 seed: read_u64(rest, 8),
-                prompt: &rest[16..],
+                staged: read_u32(rest, 16),
+                prompt: &rest[20..],
             },
-            tag::TURN if exact(0) => Instruction::Turn,
+            tag::TURN if exact(0) => Instruction::Turn {
+                expected_turns: None,
+            },
+            tag::TURN if exact(8) => Instruction::Turn {
+                expected_turns: Some(read_u64(rest, 0)),
+            },
             tag::CLOSE_RUN if exact(0) => Instruction::CloseRun,
+            tag::RECLAIM if exact(0) => Instruction::Reclaim,
+            tag::WRITE_PROMPT if rest.len() >= 4 => Instruction::WritePrompt {
+                offset: read_u32(rest, 0),
+                bytes: &rest[4..],
+            },
             _ => return None,
         })
     }
@@ -427,40 +908,155 @@ impl<'a> Instruction<'a> {
                 out.push(tag::SET_ALLOWANCE);
                 out.extend_from_slice(&allowance.to_le_bytes());
             }
+            Instruction::SetAdmin => out.push(tag::SET_ADMIN),
             Instruction::InitModel {
                 royalty,
                 config,
-                sections,
+                flags,
+                zero_len,
             } => {
                 out.push(tag::INIT_MODEL);
                 out.extend_from_slice(&royalty.to_le_bytes());
                 out.extend_from_slice(config);
-                out.extend_from_slice(
-                    &((sections.len() / INIT_MODEL_ENTRY_LEN) as u32).to_le_bytes(),
-                );
-                out.extend_from_slice(sections);
+                out.extend_from_slice(&flags.to_le_bytes());
+                out.extend_from_slice(&zero_len.to_le_bytes());
+            }
+            Instruction::BindWeight { section } => {
+                out.push(tag::BIND_WEIGHT);
+                out.extend_from_slice(&section.to_le_bytes());
             }
             Instruction::Write { offset, bytes } => {
                 out.push(tag::WRITE);
                 out.extend_from_slice(&offset.to_le_bytes());
                 out.extend_from_slice(bytes);
             }
+            Instruction::SealSection { digest } => {
+                out.push(tag::SEAL_SECTION);
+                out.extend_from_slice(digest);
+            }
             Instruction::SealModel => out.push(tag::SEAL_MODEL),
+            Instruction::CloseWeight => out.push(tag::CLOSE_WEIGHT),
+            Instruction::CloseModel => out.push(tag::CLOSE_MODEL),
             Instruction::OpenRun {
                 max_tokens,
                 temperature_q16,
                 seed,
+                staged,
                 prompt,
             } => {
                 out.push(tag::OPEN_RUN);
                 out.extend_from_slice(&max_tokens.to_le_bytes());
                 out.extend_from_slice(&temperature_q16.to_le_bytes());
                 out.extend_from_slice(&seed.to_le_bytes());
+                out.extend_from_slice(&staged.to_le_bytes());
                 out.extend_from_slice(prompt);
             }
-            Instruction::Turn => out.push(tag::TURN),
+            Instruction::Turn { expected_turns } => {
+                out.push(tag::TURN);
+                if let Some(turns) = expected_turns {
+                    out.extend_from_slice(&turns.to_le_bytes());
+                }
+            }
             Instruction::CloseRun => out.push(tag::CLOSE_RUN),
+            Instruction::Reclaim => out.push(tag::RECLAIM),
+            Instruction::WritePrompt { offset, bytes } => {
+                out.push(tag::WRITE_PROMPT);
+                out.extend_from_slice(&offset.to_le_bytes());
+                out.extend_from_slice(bytes);
+            }
         }
         out
+    }
+}
+
+#[cfg(all(test, feature = "std"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_instruction_round_trips() {
+        let config = [7u8; Config::LEN];
+        let digest = [9u8; 32];
+        let all = [
+            Instruction::InitConfig { allowance: 5 },
+            Instruction::SetAllowance { allowance: 6 },
+            Instruction::SetAdmin,
+            Instruction::InitModel {
+                royalty: 1,
+                config: &config,
+                flags: 1,
+                zero_len: 60_440,
+            },
+            Instruction::BindWeight { section: 2 },
+            Instruction::Write {
+                offset: 3,
+                bytes: b"abc",
+            },
+            Instruction::SealSection { digest: &digest },
+            Instruction::SealModel,
+            Instruction::CloseWeight,
+            Instruction::CloseModel,
+            Instruction::OpenRun {
+                max_tokens: 12,
+                temperature_q16: 0,
+                seed: 42,
+                staged: 3,
+                prompt: b"Once",
+            },
+            Instruction::Turn {
+                expected_turns: None,
+            },
+            Instruction::Turn {
+                expected_turns: Some(7),
+            },
+            Instruction::CloseRun,
+            Instruction::Reclaim,
+            Instruction::WritePrompt {
+                offset: 5,
+                bytes: b"upon",
+            },
+        ];
+        for ix in all {
+            let data = ix.encode();
+            assert_eq!(Instruction::decode(&data), Some(ix), "{ix:?}");
+            // One byte more or less is refused, except where the tail is
+            // free-form (write, open_run) or optional (turn).
+            let mut longer = data.clone();
+            longer.push(0);
+            let free = matches!(
+                ix,
+                Instruction::Write { .. }
+                    | Instruction::OpenRun { .. }
+                    | Instruction::Turn { .. }
+                    | Instruction::WritePrompt { .. }
+            );
+            if !free {
+                assert_eq!(Instruction::decode(&longer), None, "{ix:?} + 1 byte");
+            }
+        }
+        assert_eq!(Instruction::decode(&[]), None);
+        assert_eq!(Instruction::decode(&[15]), None);
+        assert_eq!(Instruction::decode(&[tag::TURN, 1, 2, 3]), None);
+    }
+
+    #[test]
+    fn turn_event_round_trips() {
+        let e = TurnEvent {
+            run: [1; 32],
+            model: [2; 32],
+            turns: 3,
+            paid: 4,
+            generated: 5,
+            generated_this_turn: 6,
+            charged: 7,
+            phase: 8,
+            text_len: 9,
+        };
+        let mut out = [0u8; event::LEN];
+        e.encode(&mut out);
+        assert_eq!(TurnEvent::decode(&out), Some(e));
+        assert_eq!(TurnEvent::decode(&out[..event::LEN - 1]), None);
+        out[0] ^= 1;
+        assert_eq!(TurnEvent::decode(&out), None);
     }
 }

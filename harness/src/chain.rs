@@ -3,27 +3,35 @@
 
 use std::sync::Once;
 
+use curta_client::instructions::{self as ix, ModelKeys, ModelParams};
+use curta_client::packing::{self, PACKET_DATA_SIZE};
+use curta_core::format::{Layout, FLAG_SHARED_CLASSIFIER};
+use curta_core::inference::RunParams;
 use curta_core::protocol::{
-    self, model, run, weight, Instruction as Ix, CONFIG_TAG, MODEL_TAG, WEIGHT_TAG,
+    self, model, run, weight, ConfigAccountMut, ModelAccount, ModelAccountMut, ModelInit,
+    WeightAccountMut,
 };
-use curta_core::{planner, Config, Metadata};
+use curta_core::{Config, Metadata};
 use solana_account::Account;
 use solana_compute_budget_interface::ComputeBudgetInstruction;
-use solana_instruction::{AccountMeta, Instruction};
+use solana_instruction::Instruction;
 use solana_keypair::Keypair;
 use solana_program_test::{ProgramTest, ProgramTestContext};
 use solana_pubkey::Pubkey;
 use solana_signer::Signer;
 use solana_transaction::{Transaction, TransactionError};
 
+use crate::manifest::RunSpec;
 use crate::models::section;
 
 /// Where the tests load the program.
 pub const PROGRAM_ID: Pubkey = Pubkey::new_from_array([0xC7; 32]);
 /// What one transaction may use; every transaction asks for all of it.
 pub const CU_LIMIT: u32 = 1_400_000;
-/// Bytes of weights one `write` transaction carries.
-pub const WRITE_CHUNK: usize = 700;
+/// Bytes of weights one `write` transaction carries: what fits beside the
+/// two compute-budget instructions `send` adds, with the owner signing
+/// apart from the payer.
+pub const WRITE_CHUNK: usize = 800;
 
 /// Points solana-program-test at the `.so` unless the caller already did.
 /// Once, before any test starts a bank: `set_var` races with readers.
@@ -103,14 +111,6 @@ fn base64_decode(s: &str) -> Vec<u8> {
     out
 }
 
-/// A model's accounts.
-#[derive(Clone, Debug)]
-pub struct ModelKeys {
-    pub model: Pubkey,
-    pub owner: Pubkey,
-    pub weights: Vec<Pubkey>,
-}
-
 /// A running bank and the transactions sent to it.
 pub struct Chain {
     pub ctx: ProgramTestContext,
@@ -132,31 +132,59 @@ impl Chain {
 
     /// Sends instructions in one transaction, after a compute budget
     /// instruction asking for `CU_LIMIT`, signed by the payer and `signers`.
+    /// Every transaction must fit a packet (1,232 bytes), and must conserve
+    /// lamports: the accounts it names lose exactly its fee between them.
     pub async fn send(&mut self, ixs: &[Instruction], signers: &[&Keypair]) -> Outcome {
         self.nonce += 1;
         let mut all = vec![
             ComputeBudgetInstruction::set_compute_unit_limit(CU_LIMIT),
             // A different limit per transaction, far above what any needs:
-            // otherwise a turn would repeat the last one's signature.
+            // otherwise two identical transactions would share a signature.
             ComputeBudgetInstruction::set_loaded_accounts_data_size_limit(
                 64 * 1024 * 1024 - self.nonce,
             ),
         ];
         all.extend_from_slice(ixs);
-        let mut keys: Vec<&Keypair> = vec![&self.ctx.payer];
-        keys.extend(
-            signers
-                .iter()
-                .filter(|k| k.pubkey() != self.ctx.payer.pubkey()),
-        );
+        self.send_exact(&all, signers).await
+    }
+
+    /// Sends exactly these instructions in one transaction (the default
+    /// compute budget), signed by the payer and `signers`, with the checks
+    /// of `send`.
+    pub async fn send_exact(&mut self, all: &[Instruction], signers: &[&Keypair]) -> Outcome {
+        let payer = self.ctx.payer.insecure_clone();
+        // The signers these instructions need, of those given.
+        let needed = |k: &&&Keypair| {
+            k.pubkey() != payer.pubkey()
+                && all
+                    .iter()
+                    .flat_map(|ix| &ix.accounts)
+                    .any(|a| a.is_signer && a.pubkey == k.pubkey())
+        };
+        let mut keys: Vec<&Keypair> = vec![&payer];
+        keys.extend(signers.iter().filter(needed));
         let mut out;
         loop {
             let tx = Transaction::new_signed_with_payer(
-                &all,
-                Some(&self.ctx.payer.pubkey()),
+                all,
+                Some(&payer.pubkey()),
                 &keys,
                 self.ctx.last_blockhash,
             );
+            let size = bincode::serialized_size(&tx).expect("a transaction serializes");
+            assert!(
+                size <= PACKET_DATA_SIZE as u64,
+                "a transaction of {size} bytes: the limit is {PACKET_DATA_SIZE}"
+            );
+            let named = tx.message.account_keys.clone();
+            let before = self.balances(&named).await;
+            let fee = self
+                .ctx
+                .banks_client
+                .get_fee_for_message(tx.message.clone())
+                .await
+                .expect("banks client")
+                .expect("a fee for a fresh blockhash");
             out = self
                 .ctx
                 .banks_client
@@ -164,20 +192,26 @@ impl Chain {
                 .await
                 .expect("banks client");
             // The bank moves on in wall-clock time and forgets old blockhashes.
-            if out.result != Err(TransactionError::BlockhashNotFound) {
-                break;
+            if out.result == Err(TransactionError::BlockhashNotFound) {
+                self.ctx.last_blockhash = self
+                    .ctx
+                    .banks_client
+                    .get_latest_blockhash()
+                    .await
+                    .expect("blockhash");
+                continue;
             }
-            self.ctx.last_blockhash = self
-                .ctx
-                .banks_client
-                .get_latest_blockhash()
-                .await
-                .expect("blockhash");
+            let after = self.balances(&named).await;
+            let (before, after): (u64, u64) = (before.iter().sum(), after.iter().sum());
+            // A transaction that failed still paid its fee.
+            assert_eq!(
+                before - after,
+                fee,
+                "lamports not conserved: {before} before, {after} after, fee {fee}"
+            );
+            break;
         }
-        let (logs, cu) = match out.metadata {
-            Some(meta) => (meta.log_messages, 0),
-            None => (vec![], 0),
-        };
+        let logs = out.metadata.map(|m| m.log_messages).unwrap_or_default();
         let prefix = format!("Program {PROGRAM_ID} consumed ");
         let program_cu = logs
             .iter()
@@ -188,13 +222,26 @@ impl Chain {
                     .parse::<u64>()
                     .ok()
             })
-            .sum::<u64>()
-            .max(cu);
+            .sum::<u64>();
         Outcome {
             result: out.result,
             program_cu,
             logs,
         }
+    }
+
+    async fn balances(&self, keys: &[Pubkey]) -> Vec<u64> {
+        let mut out = vec![];
+        for k in keys {
+            out.push(
+                self.ctx
+                    .banks_client
+                    .get_balance(*k)
+                    .await
+                    .expect("banks client"),
+            );
+        }
+        out
     }
 
     pub async fn account(&mut self, key: &Pubkey) -> Option<Account> {
@@ -222,9 +269,11 @@ impl Chain {
             .minimum_balance(len)
     }
 
-    /// A new account of `space` bytes owned by the program, funded with its
-    /// rent plus `extra` lamports.
-    pub async fn create(&mut self, space: usize, extra: u64) -> Keypair {
+    /// A keypair for a new account of `space` bytes owned by the program,
+    /// funded with its rent plus `extra` lamports, and the System
+    /// instruction that creates it: send it in the same transaction as the
+    /// instruction that initializes the account.
+    pub async fn create_ix(&mut self, space: usize, extra: u64) -> (Keypair, Instruction) {
         let account = Keypair::new();
         let lamports = self.rent(space).await + extra;
         let ix = solana_system_interface::instruction::create_account(
@@ -234,6 +283,13 @@ impl Chain {
             space as u64,
             &PROGRAM_ID,
         );
+        (account, ix)
+    }
+
+    /// A new account owned by the program, created in a transaction of its
+    /// own (initializing it is then up to the caller).
+    pub async fn create(&mut self, space: usize, extra: u64) -> Keypair {
+        let (account, ix) = self.create_ix(space, extra).await;
         let out = self.send(&[ix], &[&account]).await;
         assert_eq!(out.result, Ok(()), "create_account: {:#?}", out.logs);
         account
@@ -247,23 +303,18 @@ impl Chain {
         assert_eq!(out.result, Ok(()), "transfer: {:#?}", out.logs);
     }
 
-    /// A config account initialized by `admin`.
+    /// Creates and initializes a config account administered by `admin`,
+    /// in one transaction.
     pub async fn init_config(&mut self, admin: &Keypair, allowance: u32) -> Pubkey {
-        let config = self.create(protocol::config::LEN, 0).await;
-        let ix = instruction(
-            Ix::InitConfig { allowance },
-            vec![
-                AccountMeta::new(config.pubkey(), false),
-                AccountMeta::new_readonly(admin.pubkey(), true),
-            ],
-        );
-        let out = self.send(&[ix], &[admin]).await;
+        let (config, create) = self.create_ix(protocol::config::LEN, 0).await;
+        let init = ix::init_config(&PROGRAM_ID, &config.pubkey(), &admin.pubkey(), allowance);
+        let out = self.send(&[create, init], &[&config, admin]).await;
         assert_eq!(out.result, Ok(()), "init_config: {:#?}", out.logs);
         config.pubkey()
     }
 
-    /// The real upload path: creates the model and weight accounts,
-    /// `init_model`, `write` in chunks, then `seal_model` until sealed.
+    /// The real upload path: the model, then per section a weight account
+    /// created and bound, written in chunks and sealed, then `seal_model`.
     pub async fn upload_model(
         &mut self,
         config: &Pubkey,
@@ -274,17 +325,42 @@ impl Chain {
         let keys = self
             .upload_model_unsealed(config, artifact, owner, royalty)
             .await;
+        for (i, bytes) in sections_of(artifact).iter().enumerate() {
+            self.seal_section(&keys, i, bytes, owner).await;
+        }
+        let out = self.send(&[seal_model_ix(&keys)], &[owner]).await;
+        assert_eq!(out.result, Ok(()), "seal_model: {:#?}", out.logs);
+        keys
+    }
+
+    /// Sends `seal_section` until the section is sealed.
+    pub async fn seal_section(
+        &mut self,
+        keys: &ModelKeys,
+        i: usize,
+        bytes: &[u8],
+        owner: &Keypair,
+    ) {
+        let digest = protocol::section_digest(bytes);
         loop {
-            let out = self.send(&[seal_ix(&keys)], &[owner]).await;
-            assert_eq!(out.result, Ok(()), "seal_model: {:#?}", out.logs);
-            let data = self.data(&keys.model).await;
-            if protocol::ModelAccount(&data).status() == model::SEALED {
-                return keys;
+            let ix = ix::seal_section(
+                &PROGRAM_ID,
+                &keys.model,
+                &keys.weights[i],
+                &keys.owner,
+                &digest,
+            );
+            let out = self.send(&[ix], &[owner]).await;
+            assert_eq!(out.result, Ok(()), "seal_section {i}: {:#?}", out.logs);
+            let data = self.data(&keys.weights[i]).await;
+            if protocol::WeightAccount(&data).sealed() {
+                return;
             }
         }
     }
 
-    /// The upload path up to sealing: accounts, `init_model` and writes.
+    /// The upload path up to sealing: the model, its weight accounts bound,
+    /// every section written.
     pub async fn upload_model_unsealed(
         &mut self,
         config: &Pubkey,
@@ -293,132 +369,159 @@ impl Chain {
         royalty: u64,
     ) -> ModelKeys {
         let m = crate::models::metadata(artifact);
-        let sections: Vec<&[u8]> = (0..m.section_count())
-            .map(|i| section(artifact, &m, i))
-            .collect();
-        self.upload_sections(config, &m.config, &sections, owner, royalty)
-            .await
-    }
-
-    /// The upload path up to sealing, from a model's sections as given.
-    pub async fn upload_sections(
-        &mut self,
-        config: &Pubkey,
-        cfg: &Config,
-        sections: &[&[u8]],
-        owner: &Keypair,
-        royalty: u64,
-    ) -> ModelKeys {
-        let model = self.create(model::len(sections.len()), 0).await;
-        let mut weights = vec![];
-        for s in sections {
-            weights.push(self.create(weight::HEADER_LEN + s.len(), 0).await);
-        }
-        let keys = ModelKeys {
-            model: model.pubkey(),
-            owner: owner.pubkey(),
-            weights: weights.iter().map(|k| k.pubkey()).collect(),
-        };
-        let out = self
-            .send(
-                &[init_model_ix(config, &keys, cfg, sections, royalty)],
-                &[owner],
-            )
-            .await;
-        assert_eq!(out.result, Ok(()), "init_model: {:#?}", out.logs);
-        for (i, bytes) in sections.iter().enumerate() {
-            for (k, chunk) in bytes.chunks(WRITE_CHUNK).enumerate() {
-                let ix = write_ix(&keys, i, (k * WRITE_CHUNK) as u64, chunk);
-                let out = self.send(&[ix], &[owner]).await;
-                assert_eq!(
-                    out.result,
-                    Ok(()),
-                    "write {i} at {}: {:#?}",
-                    k * WRITE_CHUNK,
-                    out.logs
-                );
-            }
+        let keys = self.init_model(config, &m, owner, royalty).await;
+        for (i, bytes) in sections_of(artifact).iter().enumerate() {
+            self.write_section(&keys, i, bytes, owner).await;
         }
         keys
     }
 
-    /// A run account sized for `spec`, funded with rent plus `escrow`
-    /// lamports, opened by `opener`.
-    pub async fn open_run(
+    /// Creates and initializes a model for the artifact `m` reads, then
+    /// creates and binds each weight account (a transaction each).
+    pub async fn init_model(
         &mut self,
         config: &Pubkey,
+        m: &Metadata<'_>,
+        owner: &Keypair,
+        royalty: u64,
+    ) -> ModelKeys {
+        let params = model_params(m, royalty);
+        let layout = Layout::new(&m.config).expect("a parsed artifact's layout");
+        let count = layout.section_count() as usize;
+        let (model_key, create) = self.create_ix(model::len(count), 0).await;
+        let init = ix::init_model(
+            &PROGRAM_ID,
+            config,
+            &model_key.pubkey(),
+            &owner.pubkey(),
+            &params,
+        );
+        let out = self.send(&[create, init], &[&model_key, owner]).await;
+        assert_eq!(out.result, Ok(()), "init_model: {:#?}", out.logs);
+        for i in 0..count {
+            let len = m.section_len(i);
+            let (w, create) = self.create_ix(weight::HEADER_LEN + len, 0).await;
+            let bind = ix::bind_weight(
+                &PROGRAM_ID,
+                &model_key.pubkey(),
+                &w.pubkey(),
+                &owner.pubkey(),
+                i as u32,
+            );
+            let out = self.send(&[create, bind], &[&w, owner]).await;
+            assert_eq!(out.result, Ok(()), "bind_weight {i}: {:#?}", out.logs);
+        }
+        self.model_keys(&model_key.pubkey()).await
+    }
+
+    /// A model's accounts, as its model account records them.
+    pub async fn model_keys(&mut self, model_key: &Pubkey) -> ModelKeys {
+        let data = self.data(model_key).await;
+        let m = ModelAccount::read(&data).expect("a model account");
+        ModelKeys::read(model_key, &m)
+    }
+
+    /// Writes a section's bytes in `WRITE_CHUNK`s.
+    pub async fn write_section(
+        &mut self,
+        keys: &ModelKeys,
+        i: usize,
+        bytes: &[u8],
+        owner: &Keypair,
+    ) {
+        for (k, chunk) in bytes.chunks(WRITE_CHUNK).enumerate() {
+            let offset = (k * WRITE_CHUNK) as u64;
+            let ix = ix::write(
+                &PROGRAM_ID,
+                &keys.model,
+                &keys.weights[i],
+                &keys.owner,
+                offset,
+                chunk,
+            );
+            let out = self.send(&[ix], &[owner]).await;
+            assert_eq!(out.result, Ok(()), "write {i} at {offset}: {:#?}", out.logs);
+        }
+    }
+
+    /// A run account sized for `spec`, funded with rent plus `escrow`
+    /// lamports, created and opened by `opener` as a client does: in one
+    /// transaction, or with the prompt staged first when it is too long
+    /// (`packing::open_run_transactions`). The outcome is the last
+    /// transaction's.
+    pub async fn open_run(
+        &mut self,
         keys: &ModelKeys,
         cfg: &Config,
-        spec: &crate::manifest::RunSpec,
+        spec: &RunSpec,
         opener: &Keypair,
         escrow: u64,
     ) -> (Pubkey, Outcome) {
         let size =
             curta_core::state_size(*cfg, spec.prompt.len(), spec.max_tokens).expect("run in range");
-        let run_account = self.create(run::HEADER_LEN + size, escrow).await;
-        let ix = open_run_ix(config, keys, &run_account.pubkey(), &opener.pubkey(), spec);
-        let out = self.send(&[ix], &[opener]).await;
-        (run_account.pubkey(), out)
+        let (run_account, create) = self.create_ix(run::HEADER_LEN + size, escrow).await;
+        let params = run_params(spec);
+        let payer = self.payer().pubkey();
+        let txs = packing::open_run_transactions(
+            &PROGRAM_ID,
+            keys,
+            &run_account.pubkey(),
+            &opener.pubkey(),
+            &payer,
+            &params,
+            create,
+        );
+        let mut out = None;
+        for tx in txs {
+            let o = self.send_exact(&tx, &[&run_account, opener]).await;
+            if o.result.is_err() {
+                return (run_account.pubkey(), o);
+            }
+            out = Some(o);
+        }
+        (run_account.pubkey(), out.expect("at least one transaction"))
     }
 
     /// One turn: the accounts its plan names, from the run's current state.
     pub async fn turn(
         &mut self,
-        config: &Pubkey,
         keys: &ModelKeys,
         run_key: &Pubkey,
         cfg: &Config,
         allowance: u32,
     ) -> Outcome {
-        let data = self.data(run_key).await;
-        let ix = turn_ix(
-            config,
-            keys,
-            run_key,
-            &data[run::HEADER_LEN..],
-            cfg,
-            allowance,
-        );
+        let ix = self.turn_ix(keys, run_key, cfg, allowance).await;
         self.send(&[ix], &[]).await
     }
-}
 
-pub fn instruction(ix: Ix, accounts: Vec<AccountMeta>) -> Instruction {
-    Instruction {
-        program_id: PROGRAM_ID,
-        accounts,
-        data: ix.encode(),
+    /// The turn instruction for a run's current state, expecting its turn count.
+    pub async fn turn_ix(
+        &mut self,
+        keys: &ModelKeys,
+        run_key: &Pubkey,
+        cfg: &Config,
+        allowance: u32,
+    ) -> Instruction {
+        let data = self.data(run_key).await;
+        let state = &data[run::HEADER_LEN..];
+        let weights = keys.turn_weights(*cfg, state, allowance);
+        let turns = curta_core::StateInfo::read(state).map(|s| s.turns).ok();
+        ix::turn(&PROGRAM_ID, keys, run_key, &weights, turns)
     }
 }
 
-/// `init_model` with every section's length and digest.
-pub fn init_model_ix(
-    config: &Pubkey,
-    keys: &ModelKeys,
-    cfg: &Config,
-    sections: &[&[u8]],
-    royalty: u64,
-) -> Instruction {
-    let mut entries = vec![];
-    for bytes in sections {
-        entries.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-        entries.extend_from_slice(&protocol::section_digest(bytes));
-    }
-    let config_bytes = cfg.to_bytes();
-    let mut accounts = vec![
-        AccountMeta::new_readonly(*config, false),
-        AccountMeta::new(keys.model, false),
-        AccountMeta::new_readonly(keys.owner, true),
-    ];
-    accounts.extend(keys.weights.iter().map(|w| AccountMeta::new(*w, false)));
-    instruction(
-        Ix::InitModel {
-            royalty,
-            config: &config_bytes,
-            sections: &entries,
+/// What `init_model` records for an artifact.
+pub fn model_params(m: &Metadata, royalty: u64) -> ModelParams {
+    ModelParams {
+        royalty,
+        config: m.config,
+        flags: if m.shared_classifier {
+            FLAG_SHARED_CLASSIFIER
+        } else {
+            0
         },
-        accounts,
-    )
+        zero_len: m.section_len(0) as u64,
+    }
 }
 
 /// The sections of an artifact.
@@ -429,89 +532,56 @@ pub fn sections_of(artifact: &[u8]) -> Vec<&[u8]> {
         .collect()
 }
 
-pub fn write_ix(keys: &ModelKeys, section: usize, offset: u64, bytes: &[u8]) -> Instruction {
-    instruction(
-        Ix::Write { offset, bytes },
-        vec![
-            AccountMeta::new_readonly(keys.model, false),
-            AccountMeta::new(keys.weights[section], false),
-            AccountMeta::new_readonly(keys.owner, true),
-        ],
-    )
+pub fn seal_model_ix(keys: &ModelKeys) -> Instruction {
+    ix::seal_model(&PROGRAM_ID, &keys.model, &keys.weights[0], &keys.owner)
 }
 
-pub fn seal_ix(keys: &ModelKeys) -> Instruction {
-    let mut accounts = vec![
-        AccountMeta::new(keys.model, false),
-        AccountMeta::new_readonly(keys.owner, true),
-    ];
-    accounts.extend(
-        keys.weights
-            .iter()
-            .map(|w| AccountMeta::new_readonly(*w, false)),
-    );
-    instruction(Ix::SealModel, accounts)
+/// A run's parameters, as the core and `open_run` take them.
+pub fn run_params(spec: &RunSpec) -> RunParams<'_> {
+    RunParams {
+        prompt: &spec.prompt,
+        max_tokens: spec.max_tokens,
+        temperature_q16: spec.temperature_q16,
+        seed: spec.seed,
+    }
 }
 
+/// `open_run` with the whole prompt in the instruction.
 pub fn open_run_ix(
-    config: &Pubkey,
     keys: &ModelKeys,
     run_key: &Pubkey,
     opener: &Pubkey,
-    spec: &crate::manifest::RunSpec,
+    spec: &RunSpec,
 ) -> Instruction {
-    instruction(
-        Ix::OpenRun {
-            max_tokens: spec.max_tokens,
-            temperature_q16: spec.temperature_q16,
-            seed: spec.seed,
-            prompt: &spec.prompt,
-        },
-        vec![
-            AccountMeta::new_readonly(*config, false),
-            AccountMeta::new_readonly(keys.model, false),
-            AccountMeta::new(*run_key, false),
-            AccountMeta::new_readonly(*opener, true),
-        ],
+    ix::open_run(
+        &PROGRAM_ID,
+        &keys.config_account,
+        &keys.model,
+        run_key,
+        opener,
+        &run_params(spec),
+        0,
     )
-}
-
-/// The turn instruction for a state: the weight accounts its plan names.
-pub fn turn_ix(
-    config: &Pubkey,
-    keys: &ModelKeys,
-    run_key: &Pubkey,
-    state: &[u8],
-    cfg: &Config,
-    allowance: u32,
-) -> Instruction {
-    let mut accounts = vec![
-        AccountMeta::new_readonly(*config, false),
-        AccountMeta::new_readonly(keys.model, false),
-        AccountMeta::new(*run_key, false),
-        AccountMeta::new(keys.owner, false),
-        AccountMeta::new_readonly(keys.weights[0], false),
-    ];
-    if let Ok(plan) = planner::plan_turn_with(*cfg, state, allowance) {
-        for &s in &plan.sections[..plan.section_count] {
-            accounts.push(AccountMeta::new_readonly(keys.weights[s as usize], false));
-        }
-    }
-    instruction(Ix::Turn, accounts)
 }
 
 pub fn close_run_ix(run_key: &Pubkey, opener: &Pubkey) -> Instruction {
-    instruction(
-        Ix::CloseRun,
-        vec![
-            AccountMeta::new(*run_key, false),
-            AccountMeta::new(*opener, true),
-        ],
-    )
+    ix::close_run(&PROGRAM_ID, run_key, opener)
 }
 
-/// The accounts of a sealed model, built host-side for a bank to preload
-/// (`ProgramTest::add_account`): what the upload path leaves behind.
+/// A rent-exempt account of the program holding `data`.
+fn program_account(data: Vec<u8>) -> Account {
+    Account {
+        lamports: solana_rent::Rent::default().minimum_balance(data.len()),
+        data,
+        owner: PROGRAM_ID,
+        executable: false,
+        rent_epoch: 0,
+    }
+}
+
+/// The accounts of a sealed model, built host-side with the protocol's
+/// writers for a bank to preload (`ProgramTest::add_account`): what the
+/// upload path leaves behind.
 pub fn preloaded_model(
     config: &Pubkey,
     artifact: &[u8],
@@ -519,62 +589,55 @@ pub fn preloaded_model(
     royalty: u64,
 ) -> (ModelKeys, Vec<(Pubkey, Account)>) {
     let m: Metadata = crate::models::metadata(artifact);
+    let params = model_params(&m, royalty);
+    let layout = Layout::new(&m.config).expect("a parsed artifact's layout");
     let count = m.section_count();
     let keys = ModelKeys {
+        config_account: *config,
         model: Pubkey::new_unique(),
         owner: *owner,
         weights: (0..count).map(|_| Pubkey::new_unique()).collect(),
     };
-    let rent = solana_rent::Rent::default();
-    let account = |data: Vec<u8>| Account {
-        lamports: rent.minimum_balance(data.len()),
-        data,
-        owner: PROGRAM_ID,
-        executable: false,
-        rent_epoch: 0,
-    };
-    let mut out = vec![];
     let mut model_data = vec![0u8; model::len(count)];
-    model_data[..8].copy_from_slice(&MODEL_TAG);
-    model_data[model::CONFIG_ACCOUNT..model::CONFIG_ACCOUNT + 32].copy_from_slice(config.as_ref());
-    model_data[model::OWNER..model::OWNER + 32].copy_from_slice(owner.as_ref());
-    model_data[model::ROYALTY..model::ROYALTY + 8].copy_from_slice(&royalty.to_le_bytes());
-    model_data[model::MODEL_CONFIG..model::MODEL_CONFIG + 28].copy_from_slice(&m.config.to_bytes());
-    model_data[model::SECTION_COUNT..model::SECTION_COUNT + 4]
-        .copy_from_slice(&(count as u32).to_le_bytes());
-    model_data[model::STATUS..model::STATUS + 4].copy_from_slice(&model::SEALED.to_le_bytes());
-    model_data[model::SEAL_SECTION..model::SEAL_SECTION + 4]
-        .copy_from_slice(&(count as u32).to_le_bytes());
-    for i in 0..count {
+    let mut writer = ModelAccountMut(&mut model_data);
+    let init = ModelInit {
+        royalty,
+        config: &m.config,
+        layout: &layout,
+        flags: params.flags,
+        zero_len: params.zero_len,
+    };
+    writer.init(config.as_array(), owner.as_array(), &init);
+    let mut out = vec![];
+    for (i, w_key) in keys.weights.iter().enumerate() {
         let bytes = section(artifact, &m, i);
-        let at = model::HEADER_LEN + i * model::ENTRY_LEN;
-        model_data[at..at + 32].copy_from_slice(keys.weights[i].as_ref());
-        model_data[at + model::ENTRY_LENGTH..at + model::ENTRY_LENGTH + 8]
-            .copy_from_slice(&(bytes.len() as u64).to_le_bytes());
-        model_data[at + model::ENTRY_DIGEST..at + model::ENTRY_LEN]
-            .copy_from_slice(&protocol::section_digest(bytes));
-        let mut w = vec![0u8; weight::HEADER_LEN];
-        w[..8].copy_from_slice(&WEIGHT_TAG);
-        w[weight::MODEL..weight::MODEL + 32].copy_from_slice(keys.model.as_ref());
-        w[weight::SECTION..weight::SECTION + 4].copy_from_slice(&(i as u32).to_le_bytes());
-        w[weight::LENGTH..weight::LENGTH + 8].copy_from_slice(&(bytes.len() as u64).to_le_bytes());
-        w.extend_from_slice(bytes);
-        out.push((keys.weights[i], account(w)));
+        let digest = protocol::section_digest(bytes);
+        writer.set_section_address(i, w_key.as_array());
+        writer.set_section_digest(i, &digest);
+        let mut w = vec![0u8; weight::HEADER_LEN + bytes.len()];
+        let mut w_writer = WeightAccountMut(&mut w);
+        w_writer.init(keys.model.as_array(), i as u32);
+        w_writer.bytes_mut().copy_from_slice(bytes);
+        w_writer.set_seal(bytes.len() as u64, &digest);
+        out.push((*w_key, program_account(w)));
     }
-    out.push((keys.model, account(model_data)));
+    writer.set_bound(count as u32);
+    writer.set_sealed_count(count as u32);
+    writer.set_status(model::SEALED);
+    out.push((keys.model, program_account(model_data)));
     (keys, out)
 }
 
 /// A bank with a config account and a sealed model preloaded, as
-/// `init_config` and the upload path leave them: returns the bank to start,
-/// the config's address and the model's accounts.
+/// `init_config` and the upload path leave them: returns the bank to start
+/// and the model's accounts (its config among them).
 pub fn preloaded_bank(
     admin: &Pubkey,
     allowance: u32,
     artifact: &[u8],
     owner: &Pubkey,
     royalty: u64,
-) -> (ProgramTest, Pubkey, ModelKeys) {
+) -> (ProgramTest, ModelKeys) {
     let mut pt = program_test();
     let (config, config_account) = preloaded_config(admin, allowance);
     pt.add_account(config, config_account);
@@ -582,23 +645,12 @@ pub fn preloaded_bank(
     for (k, a) in accounts {
         pt.add_account(k, a);
     }
-    (pt, config, keys)
+    (pt, keys)
 }
 
 /// A config account built host-side, for a bank to preload.
 pub fn preloaded_config(admin: &Pubkey, allowance: u32) -> (Pubkey, Account) {
     let mut data = vec![0u8; protocol::config::LEN];
-    data[..8].copy_from_slice(&CONFIG_TAG);
-    data[protocol::config::ADMIN..protocol::config::ADMIN + 32].copy_from_slice(admin.as_ref());
-    data[protocol::config::ALLOWANCE..protocol::config::ALLOWANCE + 4]
-        .copy_from_slice(&allowance.to_le_bytes());
-    let rent = solana_rent::Rent::default();
-    let account = Account {
-        lamports: rent.minimum_balance(data.len()),
-        data,
-        owner: PROGRAM_ID,
-        executable: false,
-        rent_epoch: 0,
-    };
-    (Pubkey::new_unique(), account)
+    ConfigAccountMut(&mut data).init(admin.as_array(), allowance);
+    (Pubkey::new_unique(), program_account(data))
 }

@@ -76,7 +76,7 @@ pub async fn replay(spec: &RunSpec, golden: Option<&Receipt>, wasm: &mut WasmCor
     let owner = Keypair::new();
     let opener = Keypair::new();
     let royalty = 1;
-    let (pt, config, keys) = chain::preloaded_bank(
+    let (pt, keys) = chain::preloaded_bank(
         &admin.pubkey(),
         CHARGES.allowance,
         &art,
@@ -87,14 +87,7 @@ pub async fn replay(spec: &RunSpec, golden: Option<&Receipt>, wasm: &mut WasmCor
     c.fund(&owner.pubkey(), 1_000_000_000).await;
     c.fund(&opener.pubkey(), 1_000_000_000).await;
     let (run_key, out) = c
-        .open_run(
-            &config,
-            &keys,
-            &cfg,
-            spec,
-            &opener,
-            royalty * spec.max_tokens as u64,
-        )
+        .open_run(&keys, &cfg, spec, &opener, royalty * spec.max_tokens as u64)
         .await;
     if out.result.is_err() {
         fail(
@@ -179,9 +172,7 @@ pub async fn replay(spec: &RunSpec, golden: Option<&Receipt>, wasm: &mut WasmCor
         planner_cu = result.work;
 
         let start = Instant::now();
-        let out = c
-            .turn(&config, &keys, &run_key, &cfg, CHARGES.allowance)
-            .await;
+        let out = c.turn(&keys, &run_key, &cfg, CHARGES.allowance).await;
         report.times.sbf += start.elapsed();
         if out.result.is_err() {
             fail(

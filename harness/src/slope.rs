@@ -5,7 +5,7 @@
 
 use curta_core::inference::{field, Header};
 use curta_core::planner::{self, phase, CHARGES};
-use curta_core::protocol::run;
+use curta_core::protocol::{run, RunAccountMut};
 use solana_account::Account;
 use solana_keypair::Keypair;
 use solana_pubkey::Pubkey;
@@ -71,11 +71,10 @@ pub async fn measure(model: &str) -> Slope {
 
     let admin = Keypair::new();
     let owner = Keypair::new();
-    let (pt, config, keys) =
+    let (pt, keys) =
         chain::preloaded_bank(&admin.pubkey(), allowances[0], &art, &owner.pubkey(), 0);
     let mut run_data = vec![0u8; run::HEADER_LEN];
-    run_data[..8].copy_from_slice(&curta_core::protocol::RUN_TAG);
-    run_data[run::MODEL..run::MODEL + 32].copy_from_slice(keys.model.as_ref());
+    RunAccountMut(&mut run_data).init(keys.model.as_array(), owner.pubkey().as_array(), 0, 0);
     run_data.extend_from_slice(&state);
     let run_key = Pubkey::new_unique();
     let run_account = Account {
@@ -91,10 +90,10 @@ pub async fn measure(model: &str) -> Slope {
     for (cu, &a) in program_cu.iter_mut().zip(&allowances) {
         c.ctx.set_account(&run_key, &run_account.clone().into());
         c.ctx.set_account(
-            &config,
+            &keys.config_account,
             &chain::preloaded_config(&admin.pubkey(), a).1.into(),
         );
-        let out = c.turn(&config, &keys, &run_key, &cfg, a).await;
+        let out = c.turn(&keys, &run_key, &cfg, a).await;
         assert_eq!(out.result, Ok(()), "slope turn: {:#?}", out.logs);
         *cu = out.program_cu;
     }

@@ -12,6 +12,9 @@ pub const NON_DUP_MARKER: u8 = u8::MAX;
 /// it (`MAX_PERMITTED_DATA_INCREASE`).
 pub const MAX_PERMITTED_DATA_INCREASE: usize = 10 * 1024;
 
+/// The System program's address: all zeros.
+pub const SYSTEM_PROGRAM: Address = [0; 32];
+
 /// Alignment of each account's data end (`BPF_ALIGN_OF_U128` is 8 on SBF).
 pub const DATA_ALIGN: usize = 8;
 
@@ -111,6 +114,21 @@ impl AccountView {
                 (self.raw as *const u8).add(size_of::<RuntimeAccount>()),
                 self.data_len(),
             )
+        }
+    }
+
+    /// Closes the account: no lamports, no data, owned by the System
+    /// program, so no later instruction of the transaction can read it as
+    /// anything or revive it (the runtime lets its owner change only once
+    /// the data is empty). The caller moves the lamports out first.
+    #[inline(always)]
+    pub fn close(&self) {
+        // SAFETY: guaranteed by `new_unchecked`'s contract; the runtime
+        // reads these fields back after the instruction.
+        unsafe {
+            (*self.raw).lamports = 0;
+            (*self.raw).data_len = 0;
+            (*self.raw).owner = SYSTEM_PROGRAM;
         }
     }
 

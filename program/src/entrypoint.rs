@@ -13,9 +13,13 @@
 
 use core::mem::{size_of, MaybeUninit};
 
+use curta_core::protocol::Instruction;
+
 use crate::account::{
     AccountView, Address, RuntimeAccount, DATA_ALIGN, MAX_PERMITTED_DATA_INCREASE, NON_DUP_MARKER,
 };
+use crate::error::{CurtaError, ProgramResult};
+use crate::instructions::{self as ix, InitModel, OpenRun};
 
 /// Accounts beyond this many are skipped (still walked over). Each costs 8
 /// bytes of the entrypoint's stack frame, which SBF caps at 4 KiB.
@@ -99,7 +103,58 @@ pub unsafe extern "C" fn entrypoint(input: *mut u8) -> u64 {
     let mut accounts = [const { MaybeUninit::<AccountView>::uninit() }; MAX_ACCOUNTS];
     // SAFETY: the runtime's buffer is in the expected format.
     let ix = unsafe { deserialize(input, &mut accounts) };
-    crate::error::to_return_code(crate::processor::process_instruction(&ix))
+    crate::error::to_return_code(process_instruction(&ix))
+}
+
+/// Decodes the instruction and hands it to its handler in `instructions/`.
+pub fn process_instruction(input: &InstructionInput) -> ProgramResult {
+    let instruction = Instruction::decode(input.data).ok_or(CurtaError::InvalidInstruction)?;
+    let (id, accounts) = (input.program_id, input.accounts);
+    match instruction {
+        Instruction::InitConfig { allowance } => ix::init_config(id, accounts, allowance),
+        Instruction::SetAllowance { allowance } => ix::set_allowance(id, accounts, allowance),
+        Instruction::SetAdmin => ix::set_admin(id, accounts),
+        Instruction::InitModel {
+            royalty,
+            config,
+            flags,
+            zero_len,
+        } => {
+            let data = InitModel {
+                royalty,
+                config,
+                flags,
+                zero_len,
+            };
+            ix::init_model(id, accounts, &data)
+        }
+        Instruction::BindWeight { section } => ix::bind_weight(id, accounts, section),
+        Instruction::Write { offset, bytes } => ix::write(id, accounts, offset, bytes),
+        Instruction::SealSection { digest } => ix::seal_section(id, accounts, digest),
+        Instruction::SealModel => ix::seal_model(id, accounts),
+        Instruction::CloseWeight => ix::close_weight(id, accounts),
+        Instruction::CloseModel => ix::close_model(id, accounts),
+        Instruction::OpenRun {
+            max_tokens,
+            temperature_q16,
+            seed,
+            staged,
+            prompt,
+        } => {
+            let data = OpenRun {
+                max_tokens,
+                temperature_q16,
+                seed,
+                staged,
+                inline: prompt,
+            };
+            ix::open_run(id, accounts, &data)
+        }
+        Instruction::Turn { expected_turns } => ix::turn(id, accounts, expected_turns),
+        Instruction::CloseRun => ix::close_run(id, accounts),
+        Instruction::Reclaim => ix::reclaim(id, accounts),
+        Instruction::WritePrompt { offset, bytes } => ix::write_prompt(id, accounts, offset, bytes),
+    }
 }
 
 #[cfg(test)]

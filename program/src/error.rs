@@ -42,37 +42,7 @@ impl ProgramError {
     }
 }
 
-/// The program's own errors, reported as `InstructionError::Custom(code)`.
-/// `docs/program.md` lists when each is raised.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u32)]
-pub enum CurtaError {
-    InvalidInstruction = 1,
-    NotEnoughAccounts = 2,
-    WrongOwner = 3,
-    MissingSigner = 4,
-    NotWritable = 5,
-    WrongAccountKind = 6,
-    InvalidAccountSize = 7,
-    AlreadyInitialized = 8,
-    Unauthorized = 9,
-    WrongConfig = 10,
-    WrongModel = 11,
-    WrongSection = 12,
-    WrongAccountCount = 13,
-    SectionCountMismatch = 14,
-    SectionLengthMismatch = 15,
-    ModelNotWritable = 16,
-    ModelNotSealed = 17,
-    WriteOutOfBounds = 18,
-    HashMismatch = 19,
-    EscrowTooSmall = 20,
-    RunNotComplete = 21,
-    UnsupportedRent = 22,
-}
-
-/// A core error `n` is reported as custom code `CORE_ERROR_BASE + n`.
-pub const CORE_ERROR_BASE: u32 = 256;
+pub use curta_core::protocol::{CurtaError, CORE_ERROR_BASE};
 
 impl From<CurtaError> for ProgramError {
     #[inline(always)]
@@ -109,5 +79,10 @@ mod tests {
         assert_eq!(core::mem::size_of::<ProgramResult>(), 8);
         assert_eq!(ProgramError::from(CurtaError::HashMismatch).to_u64(), 19);
         assert_eq!(core_error(curta_core::Error::InvalidState).to_u64(), 259);
+        for (i, e) in CurtaError::ALL.iter().enumerate() {
+            assert_eq!(*e as usize, i + 1);
+            assert_eq!(CurtaError::from_code(i as u32 + 1), Some(*e));
+        }
+        assert_eq!(CurtaError::from_code(0), None);
     }
 }

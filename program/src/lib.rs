@@ -13,10 +13,11 @@
 extern crate std;
 
 pub mod account;
+pub mod checks;
 pub mod entrypoint;
 pub mod error;
+pub mod instructions;
 pub mod log;
-pub mod processor;
 pub mod syscalls;
 pub mod sysvar;
 

@@ -68,23 +68,14 @@ async fn main() {
         start.elapsed().as_secs_f64()
     );
     let (run_key, out) = c
-        .open_run(
-            &config,
-            &keys,
-            &m.config,
-            &spec,
-            &opener,
-            1_000 * max_tokens as u64,
-        )
+        .open_run(&keys, &m.config, &spec, &opener, 1_000 * max_tokens as u64)
         .await;
     assert_eq!(out.result, Ok(()), "open_run: {:#?}", out.logs);
     print!("SBF VM: {prompt}");
     let mut printed = 0;
     let mut units = vec![];
     loop {
-        let out = c
-            .turn(&config, &keys, &run_key, &m.config, CHARGES.allowance)
-            .await;
+        let out = c.turn(&keys, &run_key, &m.config, CHARGES.allowance).await;
         assert_eq!(
             out.result,
             Ok(()),

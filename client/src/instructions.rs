@@ -1,0 +1,327 @@
+//! The curta program's instructions as Solana `Instruction`s: the accounts
+//! of each in the order `curta_core::protocol::Instruction` numbers them,
+//! and its data from `Instruction::encode`. The harness and the `curta`
+//! command build every transaction from these.
+
+use curta_core::format::Config;
+use curta_core::inference::RunParams;
+use curta_core::planner;
+use curta_core::protocol::{Instruction as Ix, ModelAccount};
+use solana_instruction::{AccountMeta, Instruction};
+use solana_pubkey::Pubkey;
+
+fn instruction(program_id: &Pubkey, ix: Ix, accounts: Vec<AccountMeta>) -> Instruction {
+    Instruction {
+        program_id: *program_id,
+        accounts,
+        data: ix.encode(),
+    }
+}
+
+/// `init_config`: `config` is new and signs.
+pub fn init_config(
+    program_id: &Pubkey,
+    config: &Pubkey,
+    admin: &Pubkey,
+    allowance: u32,
+) -> Instruction {
+    instruction(
+        program_id,
+        Ix::InitConfig { allowance },
+        vec![
+            AccountMeta::new(*config, true),
+            AccountMeta::new_readonly(*admin, true),
+        ],
+    )
+}
+
+pub fn set_allowance(
+    program_id: &Pubkey,
+    config: &Pubkey,
+    admin: &Pubkey,
+    allowance: u32,
+) -> Instruction {
+    instruction(
+        program_id,
+        Ix::SetAllowance { allowance },
+        vec![
+            AccountMeta::new(*config, false),
+            AccountMeta::new_readonly(*admin, true),
+        ],
+    )
+}
+
+pub fn set_admin(
+    program_id: &Pubkey,
+    config: &Pubkey,
+    admin: &Pubkey,
+    new_admin: &Pubkey,
+) -> Instruction {
+    instruction(
+        program_id,
+        Ix::SetAdmin,
+        vec![
+            AccountMeta::new(*config, false),
+            AccountMeta::new_readonly(*admin, true),
+            AccountMeta::new_readonly(*new_admin, true),
+        ],
+    )
+}
+
+/// What `init_model` takes besides its accounts.
+#[derive(Clone, Copy, Debug)]
+pub struct ModelParams {
+    pub royalty: u64,
+    pub config: Config,
+    pub flags: u32,
+    pub zero_len: u64,
+}
+
+/// `init_model`: `model` is new and signs.
+pub fn init_model(
+    program_id: &Pubkey,
+    config_account: &Pubkey,
+    model: &Pubkey,
+    owner: &Pubkey,
+    p: &ModelParams,
+) -> Instruction {
+    let config = p.config.to_bytes();
+    instruction(
+        program_id,
+        Ix::InitModel {
+            royalty: p.royalty,
+            config: &config,
+            flags: p.flags,
+            zero_len: p.zero_len,
+        },
+        vec![
+            AccountMeta::new_readonly(*config_account, false),
+            AccountMeta::new(*model, true),
+            AccountMeta::new_readonly(*owner, true),
+        ],
+    )
+}
+
+/// `bind_weight`: `weight` is new and signs.
+pub fn bind_weight(
+    program_id: &Pubkey,
+    model: &Pubkey,
+    weight: &Pubkey,
+    owner: &Pubkey,
+    section: u32,
+) -> Instruction {
+    instruction(
+        program_id,
+        Ix::BindWeight { section },
+        vec![
+            AccountMeta::new(*model, false),
+            AccountMeta::new(*weight, true),
+            AccountMeta::new_readonly(*owner, true),
+        ],
+    )
+}
+
+pub fn write(
+    program_id: &Pubkey,
+    model: &Pubkey,
+    weight: &Pubkey,
+    owner: &Pubkey,
+    offset: u64,
+    bytes: &[u8],
+) -> Instruction {
+    instruction(
+        program_id,
+        Ix::Write { offset, bytes },
+        vec![
+            AccountMeta::new_readonly(*model, false),
+            AccountMeta::new(*weight, false),
+            AccountMeta::new_readonly(*owner, true),
+        ],
+    )
+}
+
+pub fn seal_section(
+    program_id: &Pubkey,
+    model: &Pubkey,
+    weight: &Pubkey,
+    owner: &Pubkey,
+    digest: &[u8; 32],
+) -> Instruction {
+    instruction(
+        program_id,
+        Ix::SealSection { digest },
+        vec![
+            AccountMeta::new(*model, false),
+            AccountMeta::new(*weight, false),
+            AccountMeta::new_readonly(*owner, true),
+        ],
+    )
+}
+
+pub fn seal_model(
+    program_id: &Pubkey,
+    model: &Pubkey,
+    zero: &Pubkey,
+    owner: &Pubkey,
+) -> Instruction {
+    instruction(
+        program_id,
+        Ix::SealModel,
+        vec![
+            AccountMeta::new(*model, false),
+            AccountMeta::new_readonly(*zero, false),
+            AccountMeta::new_readonly(*owner, true),
+        ],
+    )
+}
+
+pub fn close_weight(
+    program_id: &Pubkey,
+    model: &Pubkey,
+    weight: &Pubkey,
+    owner: &Pubkey,
+) -> Instruction {
+    instruction(
+        program_id,
+        Ix::CloseWeight,
+        vec![
+            AccountMeta::new(*model, false),
+            AccountMeta::new(*weight, false),
+            AccountMeta::new(*owner, true),
+        ],
+    )
+}
+
+pub fn close_model(program_id: &Pubkey, model: &Pubkey, owner: &Pubkey) -> Instruction {
+    instruction(
+        program_id,
+        Ix::CloseModel,
+        vec![
+            AccountMeta::new(*model, false),
+            AccountMeta::new(*owner, true),
+        ],
+    )
+}
+
+/// `open_run`: `run` is new and signs. The first `staged` bytes of the
+/// prompt must already be in the account (`write_prompt`); the rest travel
+/// with the instruction.
+pub fn open_run(
+    program_id: &Pubkey,
+    config_account: &Pubkey,
+    model: &Pubkey,
+    run: &Pubkey,
+    opener: &Pubkey,
+    p: &RunParams,
+    staged: usize,
+) -> Instruction {
+    instruction(
+        program_id,
+        Ix::OpenRun {
+            max_tokens: p.max_tokens,
+            temperature_q16: p.temperature_q16,
+            seed: p.seed,
+            staged: staged as u32,
+            prompt: &p.prompt[staged..],
+        },
+        vec![
+            AccountMeta::new_readonly(*config_account, false),
+            AccountMeta::new_readonly(*model, false),
+            AccountMeta::new(*run, true),
+            AccountMeta::new_readonly(*opener, true),
+        ],
+    )
+}
+
+/// The accounts a run's turns name, read from its model account.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelKeys {
+    pub config_account: Pubkey,
+    pub model: Pubkey,
+    pub owner: Pubkey,
+    /// The weight account of each section, in section order.
+    pub weights: Vec<Pubkey>,
+}
+
+impl ModelKeys {
+    /// From a model account's data and address.
+    pub fn read(model: &Pubkey, m: &ModelAccount) -> ModelKeys {
+        ModelKeys {
+            config_account: Pubkey::new_from_array(*m.config_account()),
+            model: *model,
+            owner: Pubkey::new_from_array(*m.owner()),
+            weights: (0..m.section_count())
+                .map(|i| Pubkey::new_from_array(*m.section_address(i)))
+                .collect(),
+        }
+    }
+
+    /// The weight accounts a turn from `state` reads after section zero:
+    /// the sections `plan_turn` names under `allowance` (none for a turn
+    /// that tokenizes, or for a state that does not plan).
+    pub fn turn_weights(&self, config: Config, state: &[u8], allowance: u32) -> Vec<Pubkey> {
+        match planner::plan_turn_with(config, state, allowance) {
+            Ok(plan) => plan.sections[..plan.section_count]
+                .iter()
+                .map(|&s| self.weights[s as usize])
+                .collect(),
+            Err(_) => vec![],
+        }
+    }
+}
+
+/// `turn`: section zero's weight account, then `weights` (the plan's).
+/// With `expected_turns`, the program refuses the turn unless the state
+/// has run exactly that many turns.
+pub fn turn(
+    program_id: &Pubkey,
+    keys: &ModelKeys,
+    run: &Pubkey,
+    weights: &[Pubkey],
+    expected_turns: Option<u64>,
+) -> Instruction {
+    let mut accounts = vec![
+        AccountMeta::new_readonly(keys.config_account, false),
+        AccountMeta::new_readonly(keys.model, false),
+        AccountMeta::new(*run, false),
+        AccountMeta::new(keys.owner, false),
+        AccountMeta::new_readonly(keys.weights[0], false),
+    ];
+    accounts.extend(weights.iter().map(|w| AccountMeta::new_readonly(*w, false)));
+    instruction(program_id, Ix::Turn { expected_turns }, accounts)
+}
+
+pub fn close_run(program_id: &Pubkey, run: &Pubkey, opener: &Pubkey) -> Instruction {
+    instruction(
+        program_id,
+        Ix::CloseRun,
+        vec![
+            AccountMeta::new(*run, false),
+            AccountMeta::new(*opener, true),
+        ],
+    )
+}
+
+/// `reclaim`: `account` signs for itself.
+pub fn reclaim(program_id: &Pubkey, account: &Pubkey, recipient: &Pubkey) -> Instruction {
+    instruction(
+        program_id,
+        Ix::Reclaim,
+        vec![
+            AccountMeta::new(*account, true),
+            AccountMeta::new(*recipient, false),
+        ],
+    )
+}
+
+/// `write_prompt`: `run` signs for itself, before it is opened.
+pub fn write_prompt(program_id: &Pubkey, run: &Pubkey, offset: usize, bytes: &[u8]) -> Instruction {
+    instruction(
+        program_id,
+        Ix::WritePrompt {
+            offset: offset as u32,
+            bytes,
+        },
+        vec![AccountMeta::new(*run, true)],
+    )
+}

@@ -1,0 +1,181 @@
+//! The checks instructions share, each in one place. Every handler in
+//! `instructions/` calls them in the order its accounts are listed.
+//!
+//! The readers are inlined: a view is a slice, and a non-inlined SBF
+//! function cannot return a `Result` of one (an aggregate).
+
+use curta_core::format::Config;
+use curta_core::protocol::{
+    Address, ConfigAccount, Mismatch, ModelAccount, RunAccount, WeightAccount,
+};
+
+use crate::account::AccountView;
+use crate::error::{core_error, CurtaError, ProgramError, ProgramResult};
+
+/// The accounts an instruction lists, or `NotEnoughAccounts`. Extra
+/// accounts after them stay available to the caller.
+#[inline(always)]
+pub fn take<const N: usize>(accounts: &[AccountView]) -> Result<&[AccountView; N], ProgramError> {
+    accounts
+        .get(..N)
+        .and_then(|a| a.try_into().ok())
+        .ok_or(CurtaError::NotEnoughAccounts.into())
+}
+
+#[inline(always)]
+pub fn owned(a: &AccountView, program_id: &Address) -> ProgramResult {
+    if a.owner() == program_id {
+        Ok(())
+    } else {
+        Err(CurtaError::WrongOwner.into())
+    }
+}
+
+#[inline(always)]
+pub fn signer(a: &AccountView) -> ProgramResult {
+    if a.is_signer() {
+        Ok(())
+    } else {
+        Err(CurtaError::MissingSigner.into())
+    }
+}
+
+#[inline(always)]
+pub fn writable(a: &AccountView) -> ProgramResult {
+    if a.is_writable() {
+        Ok(())
+    } else {
+        Err(CurtaError::NotWritable.into())
+    }
+}
+
+/// Two roles that must be different accounts: lamports move from one to
+/// the other, or one's record names the other.
+#[inline(always)]
+pub fn distinct(a: &AccountView, b: &AccountView) -> ProgramResult {
+    if a.key() != b.key() {
+        Ok(())
+    } else {
+        Err(CurtaError::DuplicateAccount.into())
+    }
+}
+
+/// The signer who must be `expected` (an admin, owner or opener).
+#[inline(always)]
+pub fn authority(a: &AccountView, expected: &Address) -> ProgramResult {
+    signer(a)?;
+    if a.key() == expected {
+        Ok(())
+    } else {
+        Err(CurtaError::Unauthorized.into())
+    }
+}
+
+/// Whether the account's data is still all zero where a tag would be.
+#[inline(always)]
+pub fn untagged(a: &AccountView) -> bool {
+    a.data().get(..8).is_none_or(|tag| tag == [0; 8])
+}
+
+/// An account this instruction initializes: created for the program,
+/// writable, not yet initialized, and signing the instruction, so no one
+/// but its creator can initialize it (a front-runner cannot sign for it).
+/// `len`, when given, is the exact size its kind needs.
+pub fn uninitialized(a: &AccountView, program_id: &Address, len: Option<usize>) -> ProgramResult {
+    owned(a, program_id)?;
+    writable(a)?;
+    signer(a)?;
+    if !untagged(a) {
+        return Err(CurtaError::AlreadyInitialized.into());
+    }
+    match len {
+        Some(len) if a.data_len() != len => Err(CurtaError::InvalidAccountSize.into()),
+        _ => Ok(()),
+    }
+}
+
+#[inline(always)]
+pub fn mismatch(m: Mismatch) -> ProgramError {
+    match m {
+        Mismatch::Kind => CurtaError::WrongAccountKind.into(),
+        Mismatch::Size => CurtaError::InvalidAccountSize.into(),
+    }
+}
+
+#[inline(always)]
+pub fn config_account<'a>(
+    a: &'a AccountView,
+    program_id: &Address,
+) -> Result<ConfigAccount<'a>, ProgramError> {
+    owned(a, program_id)?;
+    ConfigAccount::read(a.data()).map_err(mismatch)
+}
+
+#[inline(always)]
+pub fn model_account<'a>(
+    a: &'a AccountView,
+    program_id: &Address,
+) -> Result<ModelAccount<'a>, ProgramError> {
+    owned(a, program_id)?;
+    ModelAccount::read(a.data()).map_err(mismatch)
+}
+
+#[inline(always)]
+pub fn run_account<'a>(
+    a: &'a AccountView,
+    program_id: &Address,
+) -> Result<RunAccount<'a>, ProgramError> {
+    owned(a, program_id)?;
+    RunAccount::read(a.data()).map_err(mismatch)
+}
+
+/// A weight account bound to `model` (at `model_key`): its header names
+/// the model and a section whose entry names this account.
+#[inline(always)]
+pub fn weight_account<'a>(
+    a: &'a AccountView,
+    program_id: &Address,
+    model_key: &Address,
+    model: &ModelAccount,
+) -> Result<WeightAccount<'a>, ProgramError> {
+    owned(a, program_id)?;
+    let w = WeightAccount::read(a.data()).map_err(mismatch)?;
+    bound_to(a, &w, model_key, model)?;
+    Ok(w)
+}
+
+fn bound_to(
+    a: &AccountView,
+    w: &WeightAccount,
+    model_key: &Address,
+    model: &ModelAccount,
+) -> ProgramResult {
+    if w.model() != model_key {
+        return Err(CurtaError::WrongModel.into());
+    }
+    let section = w.section() as usize;
+    if section >= model.section_count() || model.section_address(section) != a.key() {
+        return Err(CurtaError::WrongSection.into());
+    }
+    Ok(())
+}
+
+/// The model's own configuration.
+#[inline(always)]
+pub fn model_config(m: &ModelAccount) -> Result<Config, ProgramError> {
+    Config::read(m.model_config()).map_err(core_error)
+}
+
+/// Moves all of `from`'s lamports to `to` and closes `from`. The two are
+/// distinct (checked by the caller), so the sum is conserved.
+#[inline(always)]
+pub fn close_into(from: &AccountView, to: &AccountView) -> ProgramResult {
+    let lamports = from.lamports();
+    let total = to
+        .lamports()
+        .checked_add(lamports)
+        .ok_or(ProgramError::INVALID_ARGUMENT)?;
+    to.set_lamports(total);
+    from.close();
+    Ok(())
+}

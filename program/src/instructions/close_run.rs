@@ -1,0 +1,23 @@
+//! `close_run`: the opener closes a run at any point, complete or not, and
+//! gets back its rent and unspent escrow; royalties paid stay paid. A run
+//! that cannot advance (context exceeded, an overflow, an allowance lowered
+//! below its model's needs, a retired model) is recovered the same way.
+
+use curta_core::protocol::Address;
+
+use crate::account::AccountView;
+use crate::checks::{authority, close_into, distinct, run_account, take, writable};
+use crate::error::ProgramResult;
+
+/// Accounts: 0 run (writable), 1 opener (writable, signer).
+pub fn close_run(program_id: &Address, accounts: &[AccountView]) -> ProgramResult {
+    let [run_ai, opener] = take::<2>(accounts)?;
+
+    let r = run_account(run_ai, program_id)?;
+    writable(run_ai)?;
+    authority(opener, r.opener())?;
+    writable(opener)?;
+    distinct(run_ai, opener)?;
+
+    close_into(run_ai, opener)
+}

@@ -1,0 +1,51 @@
+//! `init_model`: creates a model, its section lengths fixed from its
+//! configuration; weight accounts are bound one at a time afterwards.
+
+use curta_core::format::{Config, Layout, FLAG_SHARED_CLASSIFIER, MAX_SECTION_LEN};
+use curta_core::protocol::{model, Address, ModelAccountMut, ModelInit};
+use curta_core::Error;
+
+use crate::account::AccountView;
+use crate::checks::{config_account, signer, take, uninitialized};
+use crate::error::{core_error, CurtaError, ProgramResult};
+
+/// The instruction's data.
+pub struct InitModel<'a> {
+    pub royalty: u64,
+    pub config: &'a [u8],
+    pub flags: u32,
+    pub zero_len: u64,
+}
+
+/// Accounts: 0 config account, 1 model (writable, signer, new), 2 owner (signer).
+pub fn init_model(program_id: &Address, accounts: &[AccountView], ix: &InitModel) -> ProgramResult {
+    let [config_ai, model_ai, owner] = take::<3>(accounts)?;
+
+    config_account(config_ai, program_id)?;
+    signer(owner)?;
+    let config = Config::read(ix.config).map_err(core_error)?;
+    let layout = Layout::new(&config).map_err(core_error)?;
+    // As `Metadata::new` will check section zero: known flags only, and an
+    // unshared classifier fits the output section beside the embedding.
+    if ix.flags & !FLAG_SHARED_CLASSIFIER != 0
+        || (ix.flags & FLAG_SHARED_CLASSIFIER == 0 && 2 * layout.table_len > MAX_SECTION_LEN as u64)
+    {
+        return Err(core_error(Error::InvalidFormat));
+    }
+    if ix.zero_len == 0 || ix.zero_len > MAX_SECTION_LEN as u64 {
+        return Err(CurtaError::SectionLengthMismatch.into());
+    }
+    let sections = layout.section_count() as usize;
+    uninitialized(model_ai, program_id, Some(model::len(sections)))?;
+
+    let init = ModelInit {
+        royalty: ix.royalty,
+        config: &config,
+        layout: &layout,
+        flags: ix.flags,
+        zero_len: ix.zero_len,
+    };
+    // SAFETY: no other view of the model's data is alive.
+    ModelAccountMut(unsafe { model_ai.data_mut() }).init(config_ai.key(), owner.key(), &init);
+    Ok(())
+}

@@ -1,0 +1,87 @@
+//! `open_run`: opens a run of a sealed model in a new account that holds
+//! its rent plus the royalty for every token it may generate.
+
+use curta_core::inference::{self, RunParams, MAX_PROMPT_BYTES};
+use curta_core::protocol::{model, run, Address, RunAccountMut};
+use curta_core::Error;
+
+use crate::account::AccountView;
+use crate::checks::{
+    config_account, distinct, model_account, model_config, signer, take, uninitialized,
+};
+use crate::error::{core_error, CurtaError, ProgramResult};
+use crate::sysvar;
+
+/// The instruction's data: the run's parameters, and its prompt as the
+/// `staged` bytes `write_prompt` left in the account followed by `inline`.
+pub struct OpenRun<'a> {
+    pub max_tokens: u32,
+    pub temperature_q16: u32,
+    pub seed: u64,
+    pub staged: u32,
+    pub inline: &'a [u8],
+}
+
+/// Accounts: 0 config account, 1 model, 2 run (writable, signer, new),
+/// 3 opener (signer).
+pub fn open_run(program_id: &Address, accounts: &[AccountView], ix: &OpenRun) -> ProgramResult {
+    let [config_ai, model_ai, run_ai, opener] = take::<4>(accounts)?;
+
+    config_account(config_ai, program_id)?;
+    let m = model_account(model_ai, program_id)?;
+    if m.config_account() != config_ai.key() {
+        return Err(CurtaError::WrongConfig.into());
+    }
+    if m.status() != model::SEALED {
+        return Err(CurtaError::ModelNotSealed.into());
+    }
+    let config = model_config(&m)?;
+    // The core checks the state's size (BufferTooSmall) with the prompt.
+    uninitialized(run_ai, program_id, None)?;
+    signer(opener)?;
+    // The run pays the opener back when it closes: never itself.
+    distinct(run_ai, opener)?;
+    let staged = ix.staged as usize;
+    let prompt_len = staged + ix.inline.len();
+    if prompt_len > MAX_PROMPT_BYTES {
+        return Err(core_error(Error::InvalidPrompt));
+    }
+    if run_ai.data_len() < run::PROMPT + prompt_len {
+        return Err(CurtaError::InvalidAccountSize.into());
+    }
+    // Checked by division (SBF has no overflow-checked multiply), hidden from
+    // LLVM, which would turn the comparison back into one.
+    let most = core::hint::black_box(u64::MAX / ix.max_tokens.max(1) as u64);
+    if m.royalty() > most {
+        return Err(CurtaError::EscrowTooSmall.into());
+    }
+    let escrow = m.royalty() * ix.max_tokens as u64;
+    let mut rent = 0;
+    sysvar::minimum_balance(run_ai.data_len(), &mut rent)?;
+    if run_ai.lamports() < rent.saturating_add(escrow) {
+        return Err(CurtaError::EscrowTooSmall.into());
+    }
+
+    // The prompt: what was staged, then what came with the instruction.
+    let mut prompt = [0u8; MAX_PROMPT_BYTES];
+    prompt[..staged].copy_from_slice(&run_ai.data()[run::PROMPT..run::PROMPT + staged]);
+    prompt[staged..prompt_len].copy_from_slice(ix.inline);
+    let params = RunParams {
+        prompt: &prompt[..prompt_len],
+        max_tokens: ix.max_tokens,
+        temperature_q16: ix.temperature_q16,
+        seed: ix.seed,
+    };
+
+    // SAFETY: `m`'s borrow is of another account, the prompt was copied
+    // out; no view of the run's data is alive.
+    let data = unsafe { run_ai.data_mut() };
+    // The account was created zeroed and only staging wrote to it: clearing
+    // where staging may write leaves the state needing no other clearing.
+    let stage_end = data.len().min(run::PROMPT + MAX_PROMPT_BYTES);
+    data[run::PROMPT..stage_end].fill(0);
+    let (mut header, state) = RunAccountMut(data).split();
+    inference::init_state_with(&config, &params, state, false).map_err(core_error)?;
+    header.init(model_ai.key(), opener.key(), m.royalty(), escrow);
+    Ok(())
+}

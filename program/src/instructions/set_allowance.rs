@@ -1,0 +1,28 @@
+//! `set_allowance`: the admin changes the turn allowance.
+
+use curta_core::planner;
+use curta_core::protocol::{Address, ConfigAccountMut};
+
+use crate::account::AccountView;
+use crate::checks::{authority, config_account, take, writable};
+use crate::error::{core_error, ProgramResult};
+
+/// Accounts: 0 config (writable), 1 admin (signer).
+pub fn set_allowance(
+    program_id: &Address,
+    accounts: &[AccountView],
+    allowance: u32,
+) -> ProgramResult {
+    let [config_ai, admin] = take::<2>(accounts)?;
+
+    let config = config_account(config_ai, program_id)?;
+    writable(config_ai)?;
+    authority(admin, config.admin())?;
+    // A lower allowance may leave some runs unable to advance: their
+    // openers can still close them (`close_run`).
+    planner::check_allowance(allowance).map_err(core_error)?;
+
+    // SAFETY: `config`'s borrow ends above; no other view is alive.
+    ConfigAccountMut(unsafe { config_ai.data_mut() }).set_allowance(allowance);
+    Ok(())
+}

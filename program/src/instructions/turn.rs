@@ -1,0 +1,132 @@
+//! `turn`: advances a run by one turn. Permissionless: the plan comes from
+//! the state, so whoever sends it, the turn does the same work. It pays the
+//! model's owner for the tokens generated and logs a receipt.
+
+use curta_core::inference::{self, Header, StateInfo, StateLayout, TurnInput, WeightSection};
+use curta_core::planner;
+use curta_core::protocol::{event, model, Address, RunAccount, RunAccountMut, TurnEvent};
+
+use crate::account::AccountView;
+use crate::checks::{
+    config_account, distinct, model_account, model_config, owned, take, weight_account, writable,
+};
+use crate::error::{core_error, CurtaError, ProgramResult};
+use crate::log;
+
+/// Accounts: 0 config account, 1 model, 2 run (writable), 3 model owner
+/// (writable), 4 section zero's weight account, 5.. the weight accounts of
+/// the sections the turn's plan names, in any order.
+pub fn turn(
+    program_id: &Address,
+    accounts: &[AccountView],
+    expected_turns: Option<u64>,
+) -> ProgramResult {
+    let [config_ai, model_ai, run_ai, owner, zero_ai] = take::<5>(accounts)?;
+    let named = &accounts[5..];
+
+    // A stale or reordered turn fails here, before any work.
+    owned(run_ai, program_id)?;
+    writable(run_ai)?;
+    let r = RunAccount::read(run_ai.data()).map_err(crate::checks::mismatch)?;
+    let before = StateInfo::read(r.state()).map_err(core_error)?;
+    if expected_turns.is_some_and(|t| t != before.turns) {
+        return Err(CurtaError::StaleTurn.into());
+    }
+    let c = config_account(config_ai, program_id)?;
+    let m = model_account(model_ai, program_id)?;
+    if m.config_account() != config_ai.key() {
+        return Err(CurtaError::WrongConfig.into());
+    }
+    if m.status() != model::SEALED {
+        return Err(CurtaError::ModelNotSealed.into());
+    }
+    if r.model() != model_ai.key() {
+        return Err(CurtaError::WrongModel.into());
+    }
+    if owner.key() != m.owner() {
+        return Err(CurtaError::Unauthorized.into());
+    }
+    writable(owner)?;
+    distinct(run_ai, owner)?;
+    let zero = weight_account(zero_ai, program_id, model_ai.key(), &m)?;
+    if zero.section() != 0 {
+        return Err(CurtaError::WrongSection.into());
+    }
+
+    let config = model_config(&m)?;
+    let allowance = c.allowance();
+    let plan = planner::plan_turn_with(config, r.state(), allowance).map_err(core_error)?;
+    // Each weight account given must be one of the model's; the core then
+    // refuses a turn without a section its plan needs (MissingWeights).
+    if named.len() > plan.section_count {
+        return Err(CurtaError::WrongAccountCount.into());
+    }
+    let mut sections = [WeightSection {
+        index: 0,
+        bytes: &[],
+    }; 2];
+    for (slot, a) in sections.iter_mut().zip(named) {
+        let w = weight_account(a, program_id, model_ai.key(), &m)?;
+        *slot = WeightSection {
+            index: w.section(),
+            bytes: w.bytes(),
+        };
+    }
+    let royalty = r.royalty();
+    let escrow = r.escrow();
+    let paid_before = r.paid();
+    // The escrow covers the most tokens this turn can generate.
+    if plan.max_generated as u64 > escrow.checked_div(royalty).unwrap_or(u64::MAX) {
+        return Err(CurtaError::EscrowTooSmall.into());
+    }
+
+    let input = TurnInput {
+        config,
+        metadata: zero.bytes(),
+        sections: &sections[..named.len()],
+        allowance,
+    };
+    // SAFETY: `r`'s borrow of the run's data ends above; the weight
+    // accounts are other accounts (their tags are not a run's).
+    let (mut header, state) = RunAccountMut(unsafe { run_ai.data_mut() }).split();
+    let result = inference::turn_planned(&input, Some(&plan), state).map_err(core_error)?;
+
+    // The owner is paid where the lamports move, from the escrow alone.
+    let pay = result.generated_this_turn as u64 * royalty;
+    if pay > escrow || pay > run_ai.lamports() {
+        return Err(CurtaError::EscrowTooSmall.into());
+    }
+    let to_owner = owner
+        .lamports()
+        .checked_add(pay)
+        .ok_or(CurtaError::EscrowTooSmall)?;
+    header.set_payments(escrow - pay, paid_before + pay);
+    run_ai.set_lamports(run_ai.lamports() - pay);
+    owner.set_lamports(to_owner);
+
+    let after = Header::read(state).map_err(core_error)?;
+    let receipt = TurnEvent {
+        run: *run_ai.key(),
+        model: *model_ai.key(),
+        turns: after.turns,
+        paid: pay,
+        generated: after.generated,
+        generated_this_turn: result.generated_this_turn,
+        charged: result.work,
+        phase: after.phase,
+        text_len: after.text_len,
+    };
+    let mut record = [0u8; event::LEN];
+    receipt.encode(&mut record);
+    // The new tokens and text, where the core just wrote them.
+    let layout = StateLayout::new(&config, after.prompt_len as usize, after.max_tokens)
+        .map_err(core_error)?;
+    let tokens = layout.output_tokens..layout.output_tokens + 4 * after.generated as usize;
+    let text = layout.output_text..layout.output_text + after.text_len as usize;
+    log::log_data(&[
+        &record,
+        &state[tokens.start + 4 * before.generated as usize..tokens.end],
+        &state[text.start + before.text_len as usize..text.end],
+    ]);
+    Ok(())
+}

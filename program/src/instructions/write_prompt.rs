@@ -1,0 +1,42 @@
+//! `write_prompt`: stages prompt bytes in a run account before `open_run`,
+//! for a prompt longer than one transaction can carry beside the opening
+//! (a transaction is at most 1,232 bytes; a prompt up to 1,024).
+
+use curta_core::inference::MAX_PROMPT_BYTES;
+use curta_core::protocol::{run, Address};
+use curta_core::Error;
+
+use crate::account::AccountView;
+use crate::checks::{owned, signer, take, untagged, writable};
+use crate::error::{core_error, CurtaError, ProgramResult};
+
+/// Accounts: 0 run (writable, signer; created for the program, not opened).
+pub fn write_prompt(
+    program_id: &Address,
+    accounts: &[AccountView],
+    offset: u32,
+    bytes: &[u8],
+) -> ProgramResult {
+    let [run_ai] = take::<1>(accounts)?;
+
+    owned(run_ai, program_id)?;
+    writable(run_ai)?;
+    // Only the run's own key stages its prompt, and only before it opens.
+    signer(run_ai)?;
+    if !untagged(run_ai) {
+        return Err(CurtaError::AlreadyInitialized.into());
+    }
+    let end = offset as usize + bytes.len();
+    if end > MAX_PROMPT_BYTES {
+        return Err(core_error(Error::InvalidPrompt));
+    }
+    if run::PROMPT + end > run_ai.data_len() {
+        return Err(CurtaError::InvalidAccountSize.into());
+    }
+
+    // SAFETY: no other view of the run's data is alive.
+    let data = unsafe { run_ai.data_mut() };
+    let at = run::PROMPT + offset as usize;
+    data[at..at + bytes.len()].copy_from_slice(bytes);
+    Ok(())
+}
