@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use curta_core::convert::{convert, synthetic_checkpoint, STORIES15M};
 use curta_core::format::{Config, LayerMatrix, Metadata, SECTION_TABLE};
-use curta_core::inference::{plan_sections, StateBuffer};
+use curta_core::inference::plan_sections;
+use curta_core::state::StateBuffer;
 use curta_core::{init_state, planner, read_u64, state_size, turn, StateInfo};
 
 fn models_dir() -> std::path::PathBuf {
@@ -58,7 +59,7 @@ fn bench(name: &str, artifact: &[u8], prompt: &[u8], max_tokens: u32) {
     while !StateInfo::read(state).unwrap().complete {
         let plan = planner::plan_turn(m.config, state).unwrap();
         let sections = plan_sections(artifact, &m, &plan);
-        turn(m.config, state, m.bytes, &sections[..plan.section_count]).unwrap();
+        turn(m.config, state, m.bytes, &sections).unwrap();
         turns += 1;
     }
     let seconds = start.elapsed().as_secs_f64();

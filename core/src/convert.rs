@@ -483,7 +483,7 @@ pub const STORIES15M: Config = Config {
 pub fn synthetic_checkpoint(config: &Config, seed: u64) -> Result<Vec<u8>, Error> {
     config.validate()?;
     let mut x = if seed == 0 {
-        crate::inference::ZERO_SEED
+        crate::state::ZERO_SEED
     } else {
         seed
     };

@@ -5,7 +5,8 @@
 //! Where every matrix lives is a function of the `Config` alone, so that the
 //! planner, which sees no weights, names the same sections as the artifact.
 
-use crate::{protocol, Error};
+pub use crate::bytes::{align8, read_u32, read_u64};
+use crate::Error;
 
 /// The first eight bytes of every artifact.
 pub const MAGIC: [u8; 8] = *b"CURTAW01";
@@ -20,9 +21,13 @@ pub const TABLE_LEN: usize = 4097;
 /// The longest token text an artifact may hold (the output buffer reserves
 /// this much per generated token).
 pub const MAX_TOKEN_BYTES: usize = 128;
-/// The most bytes one section may hold: a Solana account less the weight
-/// account's header.
-pub const MAX_SECTION_LEN: usize = protocol::MAX_ACCOUNT_LEN - protocol::WEIGHT_HEADER_LEN;
+/// The most data one Solana account may hold (10 MiB): on chain each
+/// section lives in one account.
+pub const MAX_ACCOUNT_LEN: usize = 10 * 1024 * 1024;
+/// What a weight account keeps before its section's bytes.
+pub const WEIGHT_HEADER_LEN: usize = 128;
+/// The most bytes one section may hold: an account less its header.
+pub const MAX_SECTION_LEN: usize = MAX_ACCOUNT_LEN - WEIGHT_HEADER_LEN;
 /// Header flag: the classifier is the token embedding (llama2.c's shared weights).
 pub const FLAG_SHARED_CLASSIFIER: u32 = 1;
 
@@ -47,48 +52,6 @@ pub mod header {
     /// Bytes 92..128 are reserved and zero.
     pub const RESERVED: usize = 92;
     pub const LEN: usize = 128;
-}
-
-/// Reads a little-endian `u32`; bytes past the end of `bytes` read as zero.
-#[inline(always)]
-pub fn read_u32(bytes: &[u8], offset: usize) -> u32 {
-    match bytes.get(offset..offset.wrapping_add(4)) {
-        // One word load where the bytes are aligned, as the tables and
-        // scales of an artifact are: SBF would otherwise load four bytes and
-        // shift them together. The same value on every (little-endian) target.
-        Some(b) if (b.as_ptr() as usize).is_multiple_of(4) => {
-            // SAFETY: four readable bytes, aligned for a u32.
-            u32::from_le(unsafe { *(b.as_ptr() as *const u32) })
-        }
-        Some(b) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
-        None => 0,
-    }
-}
-
-/// Reads a little-endian `u64`; bytes past the end of `bytes` read as zero.
-#[inline(always)]
-pub fn read_u64(bytes: &[u8], offset: usize) -> u64 {
-    match bytes.get(offset..offset.wrapping_add(8)) {
-        Some(b) => u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
-        None => 0,
-    }
-}
-
-/// Writes a little-endian `u32`; the caller owns the bounds.
-#[inline(always)]
-pub(crate) fn write_u32(bytes: &mut [u8], offset: usize, value: u32) {
-    bytes[offset..offset + 4].copy_from_slice(&value.to_le_bytes());
-}
-
-/// Writes a little-endian `u64`; the caller owns the bounds.
-#[inline(always)]
-pub(crate) fn write_u64(bytes: &mut [u8], offset: usize, value: u64) {
-    bytes[offset..offset + 8].copy_from_slice(&value.to_le_bytes());
-}
-
-#[inline(always)]
-pub(crate) const fn align8(n: u64) -> u64 {
-    (n + 7) & !7
 }
 
 /// A model's shape: llama2.c's seven header values, in its order. The
@@ -545,14 +508,9 @@ impl<'a> Metadata<'a> {
         self.layout.classifier(&self.config, self.shared_classifier)
     }
 
-    /// `e^(-d)` for a difference `d >= 0` with 16 fractional bits, with 30.
+    /// Entry `index` of the exponential table (`fixed::exp_index` picks it).
     #[inline(always)]
-    pub fn exp(&self, d: u64) -> u32 {
-        let index = if d >> 8 > 4096 {
-            4096
-        } else {
-            (d >> 8) as usize
-        };
+    pub fn exp_entry(&self, index: usize) -> u32 {
         read_u32(self.bytes, self.exp_table + 4 * index)
     }
 
@@ -567,18 +525,11 @@ impl<'a> Metadata<'a> {
         (head.is_empty() && words.len() == TABLE_LEN).then_some(words)
     }
 
-    /// `x * sigmoid(x)` with 16 fractional bits in and out.
+    /// Entry `index` of the SiLU table, 16 fractional bits (`fixed::silu`
+    /// picks it).
     #[inline(always)]
-    pub fn silu(&self, x: i64) -> i64 {
-        const LIMIT: i64 = 16 << 16;
-        if x >= LIMIT {
-            x
-        } else if x <= -LIMIT {
-            0
-        } else {
-            let index = ((x + LIMIT) >> 9) as usize;
-            read_u32(self.bytes, self.silu_table + 4 * index) as i32 as i64
-        }
+    pub fn silu_entry(&self, index: usize) -> i64 {
+        read_u32(self.bytes, self.silu_table + 4 * index) as i32 as i64
     }
 
     /// The cosine and sine (24 fractional bits) of pair `pair` at `position`.

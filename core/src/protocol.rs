@@ -5,10 +5,8 @@
 //! Every integer is little-endian. Every account opens with an eight-byte
 //! tag naming its kind, so one kind can never be passed for another.
 
+pub use crate::format::MAX_ACCOUNT_LEN;
 use crate::format::{read_u32, read_u64, Config};
-
-/// The most data one Solana account may hold (10 MiB).
-pub const MAX_ACCOUNT_LEN: usize = 10 * 1024 * 1024;
 
 /// A 32-byte address.
 pub type Address = [u8; 32];
@@ -190,7 +188,7 @@ pub mod weight {
     pub const MODEL: usize = 8;
     pub const SECTION: usize = 40;
     pub const LENGTH: usize = 48;
-    pub const HEADER_LEN: usize = 128;
+    pub const HEADER_LEN: usize = crate::format::WEIGHT_HEADER_LEN;
 }
 
 /// The weight account's header, before its section's bytes.
@@ -257,7 +255,7 @@ impl<'a> RunAccount<'a> {
         if !tag_is(data, &RUN_TAG) {
             return Err(Mismatch::Kind);
         }
-        if data.len() < run::HEADER_LEN + crate::inference::HEADER_LEN {
+        if data.len() < run::HEADER_LEN + crate::state::HEADER_LEN {
             return Err(Mismatch::Size);
         }
         Ok(Self(data))

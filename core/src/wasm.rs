@@ -34,8 +34,10 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 use std::alloc::Layout;
 
 use crate::format::Config;
-use crate::inference::{self, WeightSection};
-use crate::{convert as converter, planner, Error};
+use crate::inference::{self, TurnInput, TurnSections, WeightSection};
+use crate::planner::{self, CHARGES};
+use crate::state;
+use crate::{convert as converter, Error};
 
 /// `alloc` hands out 8-byte-aligned memory: the core checks that a state is
 /// aligned to eight before it carves its `i64` buffers.
@@ -161,7 +163,7 @@ pub unsafe extern "C" fn dealloc(pointer: usize, length: usize) {
 pub unsafe extern "C" fn state_size(config: usize, prompt_length: u32, max_tokens: u32) -> u32 {
     // SAFETY: the contract of the export.
     let size = unsafe { read_config(config) }
-        .and_then(|c| inference::state_size(c, prompt_length as usize, max_tokens));
+        .and_then(|c| state::state_size(c, prompt_length as usize, max_tokens));
     match size {
         // At most u32::MAX - 256 (`StateLayout::new`), never OUT_OF_RANGE.
         Ok(n) => n as u32,
@@ -254,24 +256,21 @@ pub unsafe extern "C" fn turn_with_sections(
         ];
         state_apart(state, &[metadata, slots[0], slots[1]])?;
         let state = unsafe { state.bytes_mut() };
-        // The plan gives the slots their section indices; `turn` plans the
-        // same turn again and checks the sections against it.
+        // The plan gives the slots their section indices, and the turn
+        // checks the sections against it rather than planning again.
         let plan = planner::plan_turn(config, state)?;
-        let count = plan.section_count.min(2);
-        let empty = WeightSection {
-            index: 0,
-            bytes: &[],
-        };
-        let mut sections = [empty; 2];
-        for i in 0..count {
+        let sections = TurnSections::collect(plan.section_count, |i| {
             let bytes = unsafe { slots[i].bytes() };
-            sections[i] = WeightSection {
-                index: plan.sections[i],
-                bytes,
-            };
-        }
-        let metadata = unsafe { metadata.bytes() };
-        inference::turn(config, state, metadata, &sections[..count]).map(|_| ())
+            let index = plan.sections[i];
+            Ok::<_, Error>(WeightSection { index, bytes })
+        })?;
+        let input = TurnInput {
+            config,
+            metadata: unsafe { metadata.bytes() },
+            sections: &sections,
+            allowance: CHARGES.allowance,
+        };
+        inference::turn_with(&input, Some(&plan), state).map(|_| ())
     };
     status(run())
 }
@@ -293,7 +292,7 @@ pub unsafe extern "C" fn quote(
         let config = unsafe { read_config(config) }?;
         let metadata = Region::new(metadata, metadata_length, Error::InvalidFormat)?;
         let prompt = Region::new(prompt, prompt_length, Error::InvalidPrompt)?;
-        let size = inference::state_size(config, prompt_length, max_tokens)?;
+        let size = state::state_size(config, prompt_length, max_tokens)?;
         // u64 words keep the scratch state aligned to eight; a failed
         // reservation is an error rather than the allocator's abort.
         let count = size.div_ceil(8);

@@ -3,13 +3,14 @@
 //! `docs/program.md` and `curta_core::protocol`).
 
 use curta_core::format::{Config, Layout, Metadata, MAX_SECTION_LEN};
-use curta_core::inference::{self, RunParams, StateInfo, TurnInput, WeightSection};
+use curta_core::inference::{self, RunParams, StateMemory, TurnInput, TurnSections, WeightSection};
 use curta_core::planner;
 use curta_core::protocol::{
     self, config, model, run, weight, Address, ConfigAccount, Instruction, Mismatch, ModelAccount,
     RunAccount, WeightAccount, CONFIG_TAG, HASH_CHUNK, INIT_MODEL_ENTRY_LEN, MODEL_TAG, RUN_TAG,
     SEAL_BYTES_PER_CALL, WEIGHT_TAG,
 };
+use curta_core::StateInfo;
 
 use crate::account::AccountView;
 use crate::entrypoint::InstructionInput;
@@ -430,7 +431,7 @@ fn open_run(program_id: &Address, accounts: &[AccountView], p: &RunParams) -> Pr
     // SAFETY: no other view of the run's data is alive.
     let data = unsafe { run_ai.data_mut() };
     let (header, state) = data.split_at_mut(run::HEADER_LEN);
-    inference::init_state_with(&cfg, p, state, false).map_err(core_error)?;
+    inference::init_state_with(&cfg, p, state, StateMemory::Zeroed).map_err(core_error)?;
     header[run::TAG..run::TAG + 8].copy_from_slice(&RUN_TAG);
     header[run::MODEL..run::MODEL + 32].copy_from_slice(model_ai.key());
     header[run::OPENER..run::OPENER + 32].copy_from_slice(opener.key());
@@ -476,17 +477,12 @@ fn turn(program_id: &Address, accounts: &[AccountView]) -> ProgramResult {
     if named.len() > plan.section_count {
         return Err(CurtaError::WrongAccountCount.into());
     }
-    let mut sections = [WeightSection {
-        index: 0,
-        bytes: &[],
-    }; 2];
-    for (slot, a) in sections.iter_mut().zip(named) {
+    let sections = TurnSections::collect(named.len(), |i| {
+        let a = &named[i];
         let index = WeightAccount::read(a.data()).map_err(mismatch)?.section();
-        *slot = WeightSection {
-            index,
-            bytes: weight_account(a, program_id, &m, index as usize)?.bytes(),
-        };
-    }
+        let bytes = weight_account(a, program_id, &m, index as usize)?.bytes();
+        Ok::<_, ProgramError>(WeightSection { index, bytes })
+    })?;
     let royalty = r.royalty();
     let escrow = r.escrow();
     // max_generated never exceeds the tokens left, which the escrow covers.
@@ -496,13 +492,13 @@ fn turn(program_id: &Address, accounts: &[AccountView]) -> ProgramResult {
     let input = TurnInput {
         config: cfg,
         metadata: zero.bytes(),
-        sections: &sections[..named.len()],
+        sections: &sections,
         allowance,
     };
     // SAFETY: `r`'s borrow of the run's data ends above; the weight accounts
     // are other accounts (their addresses are the model's, never the run's).
     let data = unsafe { run_ai.data_mut() };
-    let result = inference::turn_planned(&input, Some(&plan), &mut data[run::HEADER_LEN..])
+    let result = inference::turn_with(&input, Some(&plan), &mut data[run::HEADER_LEN..])
         .map_err(core_error)?;
     let pay = result.generated_this_turn as u64 * royalty;
     let paid = protocol::RunAccount(data).paid() + pay;

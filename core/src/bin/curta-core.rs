@@ -6,11 +6,12 @@ use std::process::ExitCode;
 
 use curta_core::convert::{convert, open_artifact};
 use curta_core::format::{LayerMatrix, Metadata};
-use curta_core::inference::{self, plan_sections, StateBuffer, StateLayout};
-use curta_core::planner::{self, phase};
+use curta_core::inference::{self, plan_sections};
+use curta_core::planner;
+use curta_core::state::{self, StateBuffer, StateLayout};
 use curta_core::protocol::RUN_HEADER_LEN;
 use curta_core::sha256::{hex, sha256};
-use curta_core::{init_state, output_text, output_tokens, state_size, turn, Error, StateInfo};
+use curta_core::{init_state, output_text, output_tokens, state_size, turn, Error, Phase, StateInfo};
 
 const USAGE: &str = "usage:
   curta-core convert CHECKPOINT TOKENIZER -o OUT.curta
@@ -410,7 +411,7 @@ fn generate(
     while !StateInfo::read(&state)?.complete {
         let plan = planner::plan_turn(config, &state)?;
         let sections = plan_sections(artifact, m, &plan);
-        turn(config, &mut state, m.bytes, &sections[..plan.section_count])?;
+        turn(config, &mut state, m.bytes, &sections)?;
         turns += 1;
         if let Some(dir) = &dir {
             write(&dir.join(format!("{turns:06}.state")), &state)?;
@@ -422,10 +423,10 @@ fn generate(
             stdout.flush().ok();
         }
         printed = text.len();
-        let name = if info.phase == phase::DONE {
+        let name = if info.phase == Phase::Done {
             "done".to_string()
         } else {
-            info.phase.to_string()
+            (info.phase as u32).to_string()
         };
         eprintln!(
             "turn {turns} position {} phase {name} tokens {}",
@@ -433,7 +434,7 @@ fn generate(
         );
     }
     let tokens = u32s(output_tokens(config, &state));
-    let prompt_tokens = u32s(inference::prompt_tokens(config, &state));
+    let prompt_tokens = u32s(state::prompt_tokens(config, &state));
     if json {
         let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
         println!(

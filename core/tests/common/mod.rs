@@ -54,7 +54,7 @@ pub fn metadata(artifact: &[u8]) -> Metadata<'_> {
 }
 
 /// A zeroed buffer aligned to eight, as a state must be.
-pub use curta_core::inference::StateBuffer as Aligned;
+pub use curta_core::state::StateBuffer as Aligned;
 
 /// The sections the next turn's plan names, sliced from the artifact.
 pub fn plan_sections<'a>(artifact: &'a [u8], m: &Metadata, state: &[u8]) -> Vec<WeightSection<'a>> {
