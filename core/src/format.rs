@@ -107,25 +107,57 @@ impl Config {
         out
     }
 
-    /// Checks every value against the ranges in `docs/format.md`: the limits
-    /// keep every size the core computes inside 32 bits on every target.
+    /// Checks every value against its range (`out_of_range`).
+    #[inline(always)]
     pub fn validate(&self) -> Result<(), Error> {
-        let ok = (2..=8192).contains(&self.dim)
-            && (1..=65536).contains(&self.hidden_dim)
-            && (1..=256).contains(&self.n_layers)
-            && (1..=256).contains(&self.n_heads)
-            && (1..=self.n_heads).contains(&self.n_kv_heads)
-            && self.dim.is_multiple_of(self.n_heads)
-            && self.n_heads.is_multiple_of(self.n_kv_heads)
-            && (self.dim / self.n_heads).is_multiple_of(2)
-            // Byte fallback needs ids 3..=258.
-            && (259..=1 << 20).contains(&self.vocab_size)
-            && (1..=65536).contains(&self.seq_len);
-        if ok {
-            Ok(())
-        } else {
-            Err(Error::InvalidConfig)
+        match self.out_of_range() {
+            None => Ok(()),
+            Some(_) => Err(Error::InvalidConfig),
         }
+    }
+
+    /// The first value outside its range, if any. The ranges keep every
+    /// size the core computes inside 32 bits on every target
+    /// (`docs/format.md`, "The configuration").
+    #[inline(always)]
+    pub fn out_of_range(&self) -> Option<OutOfRange> {
+        let out = |name, value, rule| Some(OutOfRange { name, value, rule });
+        if !(2..=8192).contains(&self.dim) {
+            return out("dim", self.dim, "from 2 to 8192");
+        }
+        if !(1..=65536).contains(&self.hidden_dim) {
+            return out("hidden_dim", self.hidden_dim, "from 1 to 65536");
+        }
+        if !(1..=256).contains(&self.n_layers) {
+            return out("n_layers", self.n_layers, "from 1 to 256");
+        }
+        if !(1..=256).contains(&self.n_heads) {
+            return out("n_heads", self.n_heads, "from 1 to 256");
+        }
+        if !(1..=self.n_heads).contains(&self.n_kv_heads) {
+            return out("n_kv_heads", self.n_kv_heads, "from 1 to n_heads");
+        }
+        if !self.dim.is_multiple_of(self.n_heads) {
+            return out("n_heads", self.n_heads, "a divisor of dim");
+        }
+        if !self.n_heads.is_multiple_of(self.n_kv_heads) {
+            return out("n_kv_heads", self.n_kv_heads, "a divisor of n_heads");
+        }
+        if !(self.dim / self.n_heads).is_multiple_of(2) {
+            return out(
+                "dim / n_heads",
+                self.dim / self.n_heads,
+                "even (rotary pairs)",
+            );
+        }
+        // Byte fallback needs ids 3..=258.
+        if !(259..=1 << 20).contains(&self.vocab_size) {
+            return out("vocab_size", self.vocab_size, "from 259 to 1048576");
+        }
+        if !(1..=65536).contains(&self.seq_len) {
+            return out("seq_len", self.seq_len, "from 1 to 65536");
+        }
+        None
     }
 
     /// Elements per attention head.
@@ -138,6 +170,38 @@ impl Config {
     #[inline(always)]
     pub fn kv_dim(&self) -> usize {
         self.head_size() * self.n_kv_heads as usize
+    }
+}
+
+impl core::fmt::Display for Config {
+    /// llama2.c's names and the values: `dim 64, hidden_dim 172, ...`.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "dim {}, hidden_dim {}, n_layers {}, n_heads {}, n_kv_heads {}, vocab_size {}, seq_len {}",
+            self.dim,
+            self.hidden_dim,
+            self.n_layers,
+            self.n_heads,
+            self.n_kv_heads,
+            self.vocab_size,
+            self.seq_len
+        )
+    }
+}
+
+/// A configuration value outside its range: its name, its value and the
+/// range, as `Config::out_of_range` finds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutOfRange {
+    pub name: &'static str,
+    pub value: u32,
+    pub rule: &'static str,
+}
+
+impl core::fmt::Display for OutOfRange {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{} {} must be {}", self.name, self.value, self.rule)
     }
 }
 
