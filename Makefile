@@ -35,8 +35,8 @@ WASM_BUILD_STD := std,panic_abort
 setup-sbf:
 	@bash $(ROOT)/scripts/setup-sbf.sh
 
-# The real test models: ../shared/models, or the public originals fetched
-# into models/ and checked against pinned SHA-256s.
+# The real test models in models/, each checked against a pinned SHA-256:
+# linked from a models folder beside the repository, or downloaded.
 models:
 	@bash $(ROOT)/scripts/fetch-models.sh >/dev/null
 
@@ -61,12 +61,16 @@ build-wasm: setup-sbf
 		$(WASM_TARGET_DIR)/curta_core.wasm
 	@ls -l $(WASM_TARGET_DIR)/curta_core.wasm
 
+# Where host cargo builds land: CARGO_TARGET_DIR when set (a shared
+# dependency graph), else target/.
+HOST_TARGET_DIR = $(or $(CARGO_TARGET_DIR),$(ROOT)/target)
+
 # The JS package's tests (Node's built-in runner): the module against the
 # native CLI, which they run for conversions, runs and per-turn states.
-test-wasm: build-wasm
+test-wasm: models build-wasm
 	cd $(ROOT) && cargo build --release -p curta-core --features std --bin curta-core
-	cd $(ROOT) && CURTA_WASM=$(WASM_TARGET_DIR)/curta_core.wasm CURTA_CLI=$(ROOT)/target/release/curta-core \
-		node --test sdk/test/
+	cd $(ROOT) && CURTA_WASM=$(WASM_TARGET_DIR)/curta_core.wasm CURTA_CLI=$(HOST_TARGET_DIR)/release/curta-core \
+		CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) node --test sdk/test/
 
 # The harness's runs use the program's .so and the module; they read models
 # from CURTA_MODELS, set from what scripts/fetch-models.sh found.

@@ -11,16 +11,11 @@ use curta_core::inference::plan_sections;
 use curta_core::state::StateBuffer;
 use curta_core::{init_state, planner, read_u64, state_size, turn, StateInfo};
 
+/// `CURTA_MODELS`, else the `models/` folder `scripts/fetch-models.sh` fills.
 fn models_dir() -> std::path::PathBuf {
-    if let Ok(dir) = std::env::var("CURTA_MODELS") {
-        return dir.into();
-    }
-    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let shared = root.join("../shared/models");
-    if shared.join("stories260K.bin").exists() {
-        shared
-    } else {
-        root.join("models")
+    match std::env::var("CURTA_MODELS") {
+        Ok(dir) => dir.into(),
+        Err(_) => std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models"),
     }
 }
 
