@@ -1,7 +1,7 @@
 # Builds that need Debian's rustc 1.96 toolchain (scripts/setup-sbf.sh), kept
 # apart from rustup's host toolchain: they call /usr/bin/cargo and
 # /usr/bin/rustc by path and use their own target dirs, so neither toolchain
-# invalidates the other's fingerprints. See shared/toolchain/sbf-notes.md.
+# invalidates the other's fingerprints. See docs/sbf.md.
 
 SHELL := /bin/bash
 ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))

@@ -37,7 +37,7 @@ impl PerEight {
 }
 
 /// Every compute-unit charge of the planner: the one table the planner and
-/// its tests read. Numbers are the specification's.
+/// its tests read (`docs/spec.md`, "Charges").
 #[derive(Clone, Copy, Debug)]
 pub struct Charges {
     /// Charged once per turn for the instruction: accounts, payment, event.

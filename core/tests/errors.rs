@@ -1,4 +1,4 @@
-//! Each of the eight core errors, raised by each condition the specification
+//! Each of the eight core errors, raised by each condition `docs/spec.md`
 //! lists for it; a turn refused for a bad state, missing weights or an
 //! allowance too small writes nothing.
 

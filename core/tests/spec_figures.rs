@@ -1,5 +1,5 @@
-//! Every figure the specification gives: state sizes, encodings, quotes and
-//! "One position, added up", read as numerics.md says.
+//! Every figure `docs/spec.md` gives: state sizes, encodings, quotes and
+//! "One position, added up".
 
 mod common;
 
@@ -124,7 +124,7 @@ fn one_position(config: &Config, position: u32) -> ([u64; 20], u64) {
 
 #[test]
 fn one_position_added_up() {
-    // Rows of the specification's table: phases, then the two columns.
+    // Rows of docs/spec.md's table: phases, then the two columns.
     let rows: [(&[u32], u64, u64); 17] = [
         (&[3], 1_696, 5_280),
         (&[4], 23_660, 92_904),

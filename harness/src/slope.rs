@@ -1,5 +1,5 @@
-//! Compute units per multiply-accumulate, measured as the specification
-//! does: the slope between two turns that differ only in the count of matrix
+//! Compute units per multiply-accumulate (`docs/sbf.md`, "The row kernel"):
+//! the slope between two turns that differ only in the count of matrix
 //! rows. Both start from the same state, put at row 0 of a matrix, under two
 //! turn allowances that both end inside that matrix.
 
