@@ -1,7 +1,7 @@
 # Builds that need Debian's rustc 1.96 toolchain (scripts/setup-sbf.sh), kept
 # apart from rustup's host toolchain: they call /usr/bin/cargo and
 # /usr/bin/rustc by path and use their own target dirs, so neither toolchain
-# invalidates the other's fingerprints. See shared/toolchain/sbf-notes.md.
+# invalidates the other's fingerprints. See docs/sbf.md.
 
 SHELL := /bin/bash
 ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -39,8 +39,8 @@ setup-sbf:
 setup-host:
 	@bash $(ROOT)/scripts/setup-host.sh
 
-# The real test models: ../shared/models, or the public originals fetched
-# into models/ and checked against pinned SHA-256s.
+# The real test models in models/, each checked against a pinned SHA-256:
+# linked from a models folder beside the repository, or downloaded.
 models:
 	@bash $(ROOT)/scripts/fetch-models.sh >/dev/null
 
@@ -72,12 +72,16 @@ build-wasm: setup-sbf
 		$(WASM_TARGET_DIR)/curta_core.wasm
 	@ls -l $(WASM_TARGET_DIR)/curta_core.wasm
 
+# Where host cargo builds land: CARGO_TARGET_DIR when set (a shared
+# dependency graph), else target/.
+HOST_TARGET_DIR = $(or $(CARGO_TARGET_DIR),$(ROOT)/target)
+
 # The JS package's tests (Node's built-in runner): the module against the
 # native CLI, which they run for conversions, runs and per-turn states.
-test-wasm: build-wasm
+test-wasm: models build-wasm
 	cd $(ROOT) && cargo build --release -p curta-core --features std --bin curta-core
-	cd $(ROOT) && CURTA_WASM=$(WASM_TARGET_DIR)/curta_core.wasm CURTA_CLI=$(ROOT)/target/release/curta-core \
-		node --test sdk/test/
+	cd $(ROOT) && CURTA_WASM=$(WASM_TARGET_DIR)/curta_core.wasm CURTA_CLI=$(HOST_TARGET_DIR)/release/curta-core \
+		CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) node --test sdk/test/
 
 # The harness's runs use the program's .so and the module; they read models
 # from CURTA_MODELS, set from what scripts/fetch-models.sh found.

@@ -3,7 +3,7 @@
 # machine of this kind: Debian's rustc 1.96 (prebuilt core/alloc for bpfel),
 # its std sources (for -Zbuild-std on wasm32), LLVM 22, and sbpf-linker 0.1.9.
 # Idempotent: every step checks first, so a second run takes well under a second.
-# See shared/toolchain/sbf-notes.md for why this toolchain and not platform-tools.
+# See docs/sbf.md for why this toolchain and not platform-tools.
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -7,19 +7,15 @@ use std::time::Instant;
 
 use curta_core::convert::{convert, synthetic_checkpoint, STORIES15M};
 use curta_core::format::{Config, LayerMatrix, Metadata, SECTION_TABLE};
-use curta_core::inference::{plan_sections, StateBuffer};
+use curta_core::inference::plan_sections;
+use curta_core::state::StateBuffer;
 use curta_core::{init_state, planner, read_u64, state_size, turn, StateInfo};
 
+/// `CURTA_MODELS`, else the `models/` folder `scripts/fetch-models.sh` fills.
 fn models_dir() -> std::path::PathBuf {
-    if let Ok(dir) = std::env::var("CURTA_MODELS") {
-        return dir.into();
-    }
-    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let shared = root.join("../shared/models");
-    if shared.join("stories260K.bin").exists() {
-        shared
-    } else {
-        root.join("models")
+    match std::env::var("CURTA_MODELS") {
+        Ok(dir) => dir.into(),
+        Err(_) => std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models"),
     }
 }
 
@@ -58,7 +54,7 @@ fn bench(name: &str, artifact: &[u8], prompt: &[u8], max_tokens: u32) {
     while !StateInfo::read(state).unwrap().complete {
         let plan = planner::plan_turn(m.config, state).unwrap();
         let sections = plan_sections(artifact, &m, &plan);
-        turn(m.config, state, m.bytes, &sections[..plan.section_count]).unwrap();
+        turn(m.config, state, m.bytes, &sections).unwrap();
         turns += 1;
     }
     let seconds = start.elapsed().as_secs_f64();

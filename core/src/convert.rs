@@ -1,6 +1,6 @@
 //! The checkpoint converter: llama2.c's checkpoint and `tokenizer.bin` into a
-//! `CURTAW01` artifact, exactly as `numerics.md` prescribes. The only code in
-//! the crate that uses floating point.
+//! `CURTAW01` artifact, exactly as `docs/spec.md` ("Conversion") prescribes.
+//! The only code in the crate that uses floating point.
 //!
 //! `exp`, `sin` and `cos` are computed here from `+ - * /` alone, which IEEE
 //! 754 rounds the same way on every target, so a native and a WebAssembly
@@ -9,13 +9,13 @@
 use std::vec::Vec;
 
 use crate::format::{
-    align8, header, matrix_len, Config, LayerMatrix, Layout, Metadata, ZeroArrays,
+    align8, header, matrix_len, read_u64, Config, LayerMatrix, Layout, Metadata, ZeroArrays,
     FLAG_SHARED_CLASSIFIER, MAGIC, MAX_SECTION_LEN, MAX_TOKEN_BYTES, SECTION_ENTRY_LEN,
     SECTION_TABLE, TABLE_LEN, VERSION,
 };
 use crate::Error;
 
-/// `round` as numerics.md defines it: nearest, ties away from zero.
+/// `round` as `docs/spec.md` defines it: nearest, ties away from zero.
 fn round(v: f64) -> f64 {
     v.round()
 }
@@ -88,6 +88,30 @@ pub fn score_key(score: f32) -> Result<u32, Error> {
     })
 }
 
+/// A conversion input refused: the core error, and why in words, for people
+/// (`convert_explained`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub error: Error,
+    pub reason: String,
+}
+
+impl Refusal {
+    fn format(reason: String) -> Refusal {
+        Refusal {
+            error: Error::InvalidFormat,
+            reason,
+        }
+    }
+}
+
+/// Which input of a conversion a `Refusal` is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Input {
+    Checkpoint,
+    Tokenizer,
+}
+
 /// Reads little-endian 32-bit words from a file, checking every length.
 struct Reader<'a> {
     bytes: &'a [u8],
@@ -95,23 +119,54 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
-        let end = self.at.checked_add(n).ok_or(Error::InvalidFormat)?;
-        let out = self.bytes.get(self.at..end).ok_or(Error::InvalidFormat)?;
+    /// The next `n` bytes, which hold `what`.
+    fn take(&mut self, n: usize, what: &dyn core::fmt::Display) -> Result<&'a [u8], Refusal> {
+        let end = self.at.saturating_add(n);
+        let out = self.bytes.get(self.at..end).ok_or_else(|| {
+            Refusal::format(format!(
+                "it is {} bytes, too short for {what} (bytes {} to {end})",
+                self.bytes.len(),
+                self.at
+            ))
+        })?;
         self.at = end;
         Ok(out)
     }
 
-    fn i32(&mut self) -> Result<i32, Error> {
-        let b = self.take(4)?;
+    fn i32(&mut self, what: &dyn core::fmt::Display) -> Result<i32, Refusal> {
+        let b = self.take(4, what)?;
         Ok(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
 
-    fn f32s(&mut self, n: usize) -> Result<Vec<f32>, Error> {
-        let b = self.take(n.checked_mul(4).ok_or(Error::InvalidFormat)?)?;
-        Ok(b.chunks_exact(4)
+    /// `n` floats, each finite.
+    fn f32s(&mut self, n: usize, what: &str) -> Result<Vec<f32>, Refusal> {
+        let start = self.at;
+        let b = self.take(n.saturating_mul(4), &what)?;
+        let values: Vec<f32> = b
+            .chunks_exact(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect())
+            .collect();
+        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+            return Err(Refusal::format(format!(
+                "{what} holds {} at byte {}: weights must be finite",
+                values[i],
+                start + 4 * i
+            )));
+        }
+        Ok(values)
+    }
+
+    /// Refuses bytes left after the last field.
+    fn end(&self, what: &str) -> Result<(), Refusal> {
+        if self.at == self.bytes.len() {
+            return Ok(());
+        }
+        Err(Refusal::format(format!(
+            "it is {} bytes, {} more than {what} ({} bytes)",
+            self.bytes.len(),
+            self.bytes.len() - self.at,
+            self.at
+        )))
     }
 }
 
@@ -128,17 +183,40 @@ pub struct Checkpoint {
     pub classifier: Option<Vec<f32>>,
 }
 
+/// llama2.c's names of the checkpoint header's seven values.
+const HEADER_NAMES: [&str; 7] = [
+    "dim",
+    "hidden_dim",
+    "n_layers",
+    "n_heads",
+    "n_kv_heads",
+    "vocab_size",
+    "seq_len",
+];
+
 impl Checkpoint {
     /// Parses llama2.c's legacy format: seven `i32`, then the `f32` tensors.
-    /// Any length that does not match the header is `InvalidFormat`.
+    /// A length that does not match the header, or a weight that is not
+    /// finite, is `InvalidFormat`; a shape out of range `InvalidConfig`.
     pub fn parse(bytes: &[u8]) -> Result<Checkpoint, Error> {
+        Checkpoint::read(bytes).map_err(|r| r.error)
+    }
+
+    /// `parse`, saying why it refuses.
+    pub fn read(bytes: &[u8]) -> Result<Checkpoint, Refusal> {
         let mut r = Reader { bytes, at: 0 };
         let mut h = [0i32; 7];
         for v in &mut h {
-            *v = r.i32()?;
+            *v = r.i32(&"the 28-byte header")?;
         }
-        if h.iter().enumerate().any(|(i, &v)| v <= 0 && i != 5) || h[5] == 0 || h[5] == i32::MIN {
-            return Err(Error::InvalidFormat);
+        // vocab_size alone may be negative: an unshared classifier.
+        for (i, &v) in h.iter().enumerate() {
+            if v <= 0 && !(i == 5 && v < 0 && v != i32::MIN) {
+                return Err(Refusal::format(format!(
+                    "its header gives {} {v}",
+                    HEADER_NAMES[i]
+                )));
+            }
         }
         let config = Config {
             dim: h[0] as u32,
@@ -149,7 +227,12 @@ impl Checkpoint {
             vocab_size: h[5].unsigned_abs(),
             seq_len: h[6] as u32,
         };
-        config.validate()?;
+        if let Some(limit) = config.out_of_range() {
+            return Err(Refusal {
+                error: Error::InvalidConfig,
+                reason: format!("its header's {limit}"),
+            });
+        }
         let (d, l, v) = (
             config.dim as usize,
             config.n_layers as usize,
@@ -159,28 +242,27 @@ impl Checkpoint {
             let (rows, cols) = m.shape(&config);
             l * rows as usize * cols as usize
         };
-        let embedding = r.f32s(v * d)?;
-        let attention_norms = r.f32s(l * d)?;
-        let wq = r.f32s(per_layer(LayerMatrix::Query))?;
-        let wk = r.f32s(per_layer(LayerMatrix::Key))?;
-        let wv = r.f32s(per_layer(LayerMatrix::Value))?;
-        let wo = r.f32s(per_layer(LayerMatrix::AttentionOutput))?;
-        let ffn_norms = r.f32s(l * d)?;
-        let w1 = r.f32s(per_layer(LayerMatrix::Gate))?;
-        let w2 = r.f32s(per_layer(LayerMatrix::Down))?;
-        let w3 = r.f32s(per_layer(LayerMatrix::Up))?;
-        let final_norm = r.f32s(d)?;
+        let embedding = r.f32s(v * d, "the token embedding")?;
+        let attention_norms = r.f32s(l * d, "the attention norms")?;
+        let wq = r.f32s(per_layer(LayerMatrix::Query), "wq")?;
+        let wk = r.f32s(per_layer(LayerMatrix::Key), "wk")?;
+        let wv = r.f32s(per_layer(LayerMatrix::Value), "wv")?;
+        let wo = r.f32s(per_layer(LayerMatrix::AttentionOutput), "wo")?;
+        let ffn_norms = r.f32s(l * d, "the feed-forward norms")?;
+        let w1 = r.f32s(per_layer(LayerMatrix::Gate), "w1")?;
+        let w2 = r.f32s(per_layer(LayerMatrix::Down), "w2")?;
+        let w3 = r.f32s(per_layer(LayerMatrix::Up), "w3")?;
+        let final_norm = r.f32s(d, "the final norm")?;
         // The two legacy rotary blocks, which the artifact recomputes.
-        r.take(2 * 4 * config.seq_len as usize * config.head_size() / 2)?;
+        let rotary = 2 * 4 * config.seq_len as usize * config.head_size() / 2;
+        r.take(rotary, &"the two legacy rotary blocks")?;
         let shared_classifier = h[5] > 0;
         let classifier = if shared_classifier {
             None
         } else {
-            Some(r.f32s(v * d)?)
+            Some(r.f32s(v * d, "the classifier")?)
         };
-        if r.at != bytes.len() {
-            return Err(Error::InvalidFormat);
-        }
+        r.end(&format!("a checkpoint of this shape ({config})"))?;
         Ok(Checkpoint {
             config,
             shared_classifier,
@@ -203,26 +285,54 @@ pub struct Vocabulary {
 }
 
 impl Vocabulary {
+    /// Parses a tokenizer of `vocab_size` tokens: `InvalidFormat` for a
+    /// length that does not match, a token over 128 bytes, a NaN score or
+    /// two tokens of the same bytes.
     pub fn parse(bytes: &[u8], vocab_size: u32) -> Result<Vocabulary, Error> {
+        Vocabulary::read(bytes, vocab_size).map_err(|r| r.error)
+    }
+
+    /// `parse`, saying why it refuses.
+    pub fn read(bytes: &[u8], vocab_size: u32) -> Result<Vocabulary, Refusal> {
         let mut r = Reader { bytes, at: 0 };
-        let max_token_length = r.i32()?;
+        let max_token_length = r.i32(&"the longest token's length")?;
         if max_token_length < 0 {
-            return Err(Error::InvalidFormat);
+            return Err(Refusal::format(format!(
+                "it gives the longest token as {max_token_length} bytes"
+            )));
         }
         let mut tokens = Vec::with_capacity(vocab_size as usize);
         let mut scores = Vec::with_capacity(vocab_size as usize);
-        for _ in 0..vocab_size {
-            let score =
-                f32::from_le_bytes(r.take(4)?.try_into().map_err(|_| Error::InvalidFormat)?);
-            let len = r.i32()?;
-            if !(0..=MAX_TOKEN_BYTES as i32).contains(&len) {
-                return Err(Error::InvalidFormat);
+        for id in 0..vocab_size {
+            let what = || format!("token {id} of {vocab_size}");
+            let b = r.take(4, &format_args!("{}'s score", what()))?;
+            let score = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            if score.is_nan() {
+                return Err(Refusal::format(format!("{} scores NaN", what())));
             }
-            tokens.push(r.take(len as usize)?.to_vec());
+            let len = r.i32(&format_args!("{}'s length", what()))?;
+            if !(0..=MAX_TOKEN_BYTES as i32).contains(&len) {
+                return Err(Refusal::format(format!(
+                    "{} is {len} bytes long: a token is 0 to {MAX_TOKEN_BYTES}",
+                    what()
+                )));
+            }
+            tokens.push(r.take(len as usize, &format_args!("{}", what()))?.to_vec());
             scores.push(score);
         }
-        if r.at != bytes.len() {
-            return Err(Error::InvalidFormat);
+        r.end(&format!(
+            "a tokenizer of {vocab_size} tokens, the checkpoint's vocabulary"
+        ))?;
+        let mut sorted: Vec<u32> = (0..vocab_size).collect();
+        sorted.sort_by(|&a, &b| tokens[a as usize].cmp(&tokens[b as usize]));
+        if let Some(pair) = sorted
+            .windows(2)
+            .find(|p| tokens[p[0] as usize] == tokens[p[1] as usize])
+        {
+            let (a, b) = (pair[0].min(pair[1]), pair[0].max(pair[1]));
+            return Err(Refusal::format(format!(
+                "tokens {a} and {b} are the same bytes: lookups need distinct tokens"
+            )));
         }
         Ok(Vocabulary {
             max_token_length: max_token_length as u32,
@@ -232,7 +342,8 @@ impl Vocabulary {
     }
 }
 
-/// Quantizes one row: `(scale, bytes)` per numerics.md.
+/// Quantizes one row: `(scale, bytes)` as `docs/spec.md` ("Conversion")
+/// prescribes.
 fn quantize_row(row: &[f32], out: &mut [u8]) -> Result<u32, Error> {
     if row.iter().any(|w| !w.is_finite()) {
         return Err(Error::InvalidFormat);
@@ -256,14 +367,24 @@ fn quantize_row(row: &[f32], out: &mut [u8]) -> Result<u32, Error> {
 
 /// Appends a matrix blob: the rows' scales, then their bytes in the row
 /// kernel's tiled order (`kernel::tiled_index`), padded to 8.
-fn push_matrix(out: &mut Vec<u8>, w: &[f32], rows: u32, cols: u32) -> Result<(), Error> {
+fn push_matrix(
+    out: &mut Vec<u8>,
+    w: &[f32],
+    rows: u32,
+    cols: u32,
+    what: &str,
+) -> Result<(), Refusal> {
     let (rows, cols) = (rows as usize, cols as usize);
     let start = out.len();
     out.resize(start + matrix_len(rows as u32, cols as u32) as usize, 0);
     let (scales, weights) = out[start..].split_at_mut(4 * rows);
     let mut row = vec![0u8; cols];
     for r in 0..rows {
-        let scale = quantize_row(&w[r * cols..(r + 1) * cols], &mut row)?;
+        let scale = quantize_row(&w[r * cols..(r + 1) * cols], &mut row).map_err(|_| {
+            Refusal::format(format!(
+                "row {r} of {what} has a weight too large for a 32-bit row scale"
+            ))
+        })?;
         scales[4 * r..4 * r + 4].copy_from_slice(&scale.to_le_bytes());
         for (j, &b) in row.iter().enumerate() {
             weights[crate::kernel::tiled_index(rows, cols, r, j)] = b;
@@ -316,18 +437,50 @@ pub fn rope_table(config: &Config) -> Result<Vec<i32>, Error> {
 
 /// Converts a llama2.c checkpoint and tokenizer into an artifact.
 pub fn convert(checkpoint: &[u8], tokenizer: &[u8]) -> Result<Vec<u8>, Error> {
-    let ck = Checkpoint::parse(checkpoint)?;
-    let vocab = Vocabulary::parse(tokenizer, ck.config.vocab_size)?;
-    build(&ck, &vocab)
+    convert_explained(checkpoint, tokenizer).map_err(|(_, r)| r.error)
+}
+
+/// `convert`, saying which input it refuses and why.
+pub fn convert_explained(checkpoint: &[u8], tokenizer: &[u8]) -> Result<Vec<u8>, (Input, Refusal)> {
+    let ck = Checkpoint::read(checkpoint).map_err(|r| (Input::Checkpoint, r))?;
+    let vocab =
+        Vocabulary::read(tokenizer, ck.config.vocab_size).map_err(|r| (Input::Tokenizer, r))?;
+    assemble(&ck, &vocab).map_err(|r| (Input::Checkpoint, r))
 }
 
 /// Lays out an artifact from a parsed checkpoint and vocabulary.
 pub fn build(ck: &Checkpoint, vocab: &Vocabulary) -> Result<Vec<u8>, Error> {
+    assemble(ck, vocab).map_err(|r| r.error)
+}
+
+/// `build`, saying why it refuses.
+fn assemble(ck: &Checkpoint, vocab: &Vocabulary) -> Result<Vec<u8>, Refusal> {
     let config = ck.config;
-    let layout = Layout::new(&config)?;
+    let too_large = |what: &str, len: u64| Refusal {
+        error: Error::InvalidConfig,
+        reason: format!("{what} would be {len} bytes: a section holds at most {MAX_SECTION_LEN}"),
+    };
+    let layout = Layout::new(&config).map_err(|_| {
+        let layer: u64 = LayerMatrix::ALL
+            .iter()
+            .map(|m| {
+                let (rows, cols) = m.shape(&config);
+                matrix_len(rows, cols)
+            })
+            .sum();
+        let table = matrix_len(config.vocab_size, config.dim);
+        if layer > MAX_SECTION_LEN as u64 {
+            too_large("one layer", layer)
+        } else {
+            too_large("the token embedding", table)
+        }
+    })?;
     if !ck.shared_classifier && 2 * layout.table_len > MAX_SECTION_LEN as u64 {
         // An unshared classifier shares the output section with the embedding.
-        return Err(Error::InvalidFormat);
+        return Err(Refusal {
+            error: Error::InvalidFormat,
+            ..too_large("the embedding and the classifier", 2 * layout.table_len)
+        });
     }
     let count = layout.section_count() as usize;
 
@@ -356,10 +509,11 @@ pub fn build(ck: &Checkpoint, vocab: &Vocabulary) -> Result<Vec<u8>, Error> {
     put(&mut zero, header::EXP_TABLE, at);
     let at = push_u32s(&mut zero, silu_table().into_iter().map(|v| v as u32));
     put(&mut zero, header::SILU_TABLE, at);
-    let at = push_u32s(
-        &mut zero,
-        rope_table(&config)?.into_iter().map(|v| v as u32),
-    );
+    let rope = rope_table(&config).map_err(|error| Refusal {
+        error,
+        reason: "a rotary entry does not fit 32 bits".into(),
+    })?;
+    let at = push_u32s(&mut zero, rope.into_iter().map(|v| v as u32));
     put(&mut zero, header::ROPE_TABLE, at);
     let mut norms = Vec::with_capacity(ZeroArrays::new(&config).norms as usize / 4);
     for w in ck
@@ -368,7 +522,12 @@ pub fn build(ck: &Checkpoint, vocab: &Vocabulary) -> Result<Vec<u8>, Error> {
         .chain(&ck.ffn_norms)
         .chain(&ck.final_norm)
     {
-        norms.push(fixed_i32(*w as f64, 24)? as u32);
+        let fixed = fixed_i32(*w as f64, 24).map_err(|_| {
+            Refusal::format(format!(
+                "a normalization weight of {w} does not fit 32 bits with 24 fractional bits"
+            ))
+        })?;
+        norms.push(fixed as u32);
     }
     let at = push_u32s(&mut zero, norms);
     put(&mut zero, header::NORMS, at);
@@ -386,7 +545,8 @@ pub fn build(ck: &Checkpoint, vocab: &Vocabulary) -> Result<Vec<u8>, Error> {
         .scores
         .iter()
         .map(|&s| score_key(s))
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| Refusal::format("a token score is NaN".into()))?;
     let at = push_u32s(&mut zero, keys);
     put(&mut zero, header::TOKEN_SCORES, at);
     let mut sorted: Vec<u32> = (0..config.vocab_size).collect();
@@ -399,7 +559,10 @@ pub fn build(ck: &Checkpoint, vocab: &Vocabulary) -> Result<Vec<u8>, Error> {
     zero.extend_from_slice(&pool);
     zero.resize(align8(zero.len() as u64) as usize, 0);
     if zero.len() > MAX_SECTION_LEN {
-        return Err(Error::InvalidFormat);
+        return Err(Refusal {
+            error: Error::InvalidFormat,
+            ..too_large("section zero (tables, norms, tokenizer)", zero.len() as u64)
+        });
     }
 
     // The matrix sections, in the layout's order.
@@ -414,15 +577,22 @@ pub fn build(ck: &Checkpoint, vocab: &Vocabulary) -> Result<Vec<u8>, Error> {
                 let (rows, cols) = which.shape(&config);
                 let per = rows as usize * cols as usize;
                 let w = &ck.layers[k][layer as usize * per..(layer as usize + 1) * per];
-                push_matrix(&mut out, w, rows, cols)?;
+                push_matrix(
+                    &mut out,
+                    w,
+                    rows,
+                    cols,
+                    &format!("layer {layer}'s {which:?}"),
+                )?;
             }
         }
         sections.push(out);
     }
     let mut output = Vec::new();
-    push_matrix(&mut output, &ck.embedding, config.vocab_size, config.dim)?;
+    let (vocab_size, dim) = (config.vocab_size, config.dim);
+    push_matrix(&mut output, &ck.embedding, vocab_size, dim, "the embedding")?;
     if let Some(cls) = &ck.classifier {
-        push_matrix(&mut output, cls, config.vocab_size, config.dim)?;
+        push_matrix(&mut output, cls, vocab_size, dim, "the classifier")?;
     }
     sections.push(output);
 
@@ -444,16 +614,19 @@ pub fn build(ck: &Checkpoint, vocab: &Vocabulary) -> Result<Vec<u8>, Error> {
         artifact.extend_from_slice(s);
         artifact.resize(align8(artifact.len() as u64) as usize, 0);
     }
-    let m =
-        Metadata::new(&artifact[..crate::format::read_u64(&artifact, SECTION_TABLE + 8) as usize])?;
-    m.check_tokenizer()?;
+    let zero_len = read_u64(&artifact, SECTION_TABLE + 8) as usize;
+    let checked = Metadata::new(&artifact[..zero_len]).and_then(|m| m.check_tokenizer());
+    checked.map_err(|error| Refusal {
+        error,
+        reason: "the artifact built from it does not check".into(),
+    })?;
     Ok(artifact)
 }
 
 /// Reads and checks a whole artifact: section zero and every section's
 /// place in the file.
 pub fn open_artifact(artifact: &[u8]) -> Result<Metadata<'_>, Error> {
-    let zero = crate::format::read_u64(artifact, SECTION_TABLE + 8);
+    let zero = read_u64(artifact, SECTION_TABLE + 8);
     if zero > artifact.len() as u64 {
         return Err(Error::InvalidFormat);
     }
@@ -483,7 +656,7 @@ pub const STORIES15M: Config = Config {
 pub fn synthetic_checkpoint(config: &Config, seed: u64) -> Result<Vec<u8>, Error> {
     config.validate()?;
     let mut x = if seed == 0 {
-        crate::inference::ZERO_SEED
+        crate::state::ZERO_SEED
     } else {
         seed
     };

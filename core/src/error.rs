@@ -48,7 +48,7 @@ impl Error {
         Error::ALL.iter().copied().find(|e| e.code() == code)
     }
 
-    /// The error's name as the specification spells it.
+    /// The error's name, as `docs/spec.md` spells it.
     pub const fn name(self) -> &'static str {
         match self {
             Error::InvalidConfig => "InvalidConfig",

@@ -5,7 +5,8 @@
 //! Where every matrix lives is a function of the `Config` alone, so that the
 //! planner, which sees no weights, names the same sections as the artifact.
 
-use crate::{protocol, Error};
+pub use crate::bytes::{align8, read_u32, read_u64};
+use crate::Error;
 
 /// The first eight bytes of every artifact.
 pub const MAGIC: [u8; 8] = *b"CURTAW01";
@@ -20,9 +21,13 @@ pub const TABLE_LEN: usize = 4097;
 /// The longest token text an artifact may hold (the output buffer reserves
 /// this much per generated token).
 pub const MAX_TOKEN_BYTES: usize = 128;
-/// The most bytes one section may hold: a Solana account less the weight
-/// account's header.
-pub const MAX_SECTION_LEN: usize = protocol::MAX_ACCOUNT_LEN - protocol::WEIGHT_HEADER_LEN;
+/// The most data one Solana account may hold (10 MiB): on chain each
+/// section lives in one account.
+pub const MAX_ACCOUNT_LEN: usize = 10 * 1024 * 1024;
+/// What a weight account keeps before its section's bytes.
+pub const WEIGHT_HEADER_LEN: usize = 128;
+/// The most bytes one section may hold: an account less its header.
+pub const MAX_SECTION_LEN: usize = MAX_ACCOUNT_LEN - WEIGHT_HEADER_LEN;
 /// Header flag: the classifier is the token embedding (llama2.c's shared weights).
 pub const FLAG_SHARED_CLASSIFIER: u32 = 1;
 
@@ -47,48 +52,6 @@ pub mod header {
     /// Bytes 92..128 are reserved and zero.
     pub const RESERVED: usize = 92;
     pub const LEN: usize = 128;
-}
-
-/// Reads a little-endian `u32`; bytes past the end of `bytes` read as zero.
-#[inline(always)]
-pub fn read_u32(bytes: &[u8], offset: usize) -> u32 {
-    match bytes.get(offset..offset.wrapping_add(4)) {
-        // One word load where the bytes are aligned, as the tables and
-        // scales of an artifact are: SBF would otherwise load four bytes and
-        // shift them together. The same value on every (little-endian) target.
-        Some(b) if (b.as_ptr() as usize).is_multiple_of(4) => {
-            // SAFETY: four readable bytes, aligned for a u32.
-            u32::from_le(unsafe { *(b.as_ptr() as *const u32) })
-        }
-        Some(b) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
-        None => 0,
-    }
-}
-
-/// Reads a little-endian `u64`; bytes past the end of `bytes` read as zero.
-#[inline(always)]
-pub fn read_u64(bytes: &[u8], offset: usize) -> u64 {
-    match bytes.get(offset..offset.wrapping_add(8)) {
-        Some(b) => u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
-        None => 0,
-    }
-}
-
-/// Writes a little-endian `u32`; the caller owns the bounds.
-#[inline(always)]
-pub(crate) fn write_u32(bytes: &mut [u8], offset: usize, value: u32) {
-    bytes[offset..offset + 4].copy_from_slice(&value.to_le_bytes());
-}
-
-/// Writes a little-endian `u64`; the caller owns the bounds.
-#[inline(always)]
-pub(crate) fn write_u64(bytes: &mut [u8], offset: usize, value: u64) {
-    bytes[offset..offset + 8].copy_from_slice(&value.to_le_bytes());
-}
-
-#[inline(always)]
-pub(crate) const fn align8(n: u64) -> u64 {
-    (n + 7) & !7
 }
 
 /// A model's shape: llama2.c's seven header values, in its order. The
@@ -144,25 +107,57 @@ impl Config {
         out
     }
 
-    /// Checks every value against the ranges in `docs/format.md`: the limits
-    /// keep every size the core computes inside 32 bits on every target.
+    /// Checks every value against its range (`out_of_range`).
+    #[inline(always)]
     pub fn validate(&self) -> Result<(), Error> {
-        let ok = (2..=8192).contains(&self.dim)
-            && (1..=65536).contains(&self.hidden_dim)
-            && (1..=256).contains(&self.n_layers)
-            && (1..=256).contains(&self.n_heads)
-            && (1..=self.n_heads).contains(&self.n_kv_heads)
-            && self.dim.is_multiple_of(self.n_heads)
-            && self.n_heads.is_multiple_of(self.n_kv_heads)
-            && (self.dim / self.n_heads).is_multiple_of(2)
-            // Byte fallback needs ids 3..=258.
-            && (259..=1 << 20).contains(&self.vocab_size)
-            && (1..=65536).contains(&self.seq_len);
-        if ok {
-            Ok(())
-        } else {
-            Err(Error::InvalidConfig)
+        match self.out_of_range() {
+            None => Ok(()),
+            Some(_) => Err(Error::InvalidConfig),
         }
+    }
+
+    /// The first value outside its range, if any. The ranges keep every
+    /// size the core computes inside 32 bits on every target
+    /// (`docs/format.md`, "The configuration").
+    #[inline(always)]
+    pub fn out_of_range(&self) -> Option<OutOfRange> {
+        let out = |name, value, rule| Some(OutOfRange { name, value, rule });
+        if !(2..=8192).contains(&self.dim) {
+            return out("dim", self.dim, "from 2 to 8192");
+        }
+        if !(1..=65536).contains(&self.hidden_dim) {
+            return out("hidden_dim", self.hidden_dim, "from 1 to 65536");
+        }
+        if !(1..=256).contains(&self.n_layers) {
+            return out("n_layers", self.n_layers, "from 1 to 256");
+        }
+        if !(1..=256).contains(&self.n_heads) {
+            return out("n_heads", self.n_heads, "from 1 to 256");
+        }
+        if !(1..=self.n_heads).contains(&self.n_kv_heads) {
+            return out("n_kv_heads", self.n_kv_heads, "from 1 to n_heads");
+        }
+        if !self.dim.is_multiple_of(self.n_heads) {
+            return out("n_heads", self.n_heads, "a divisor of dim");
+        }
+        if !self.n_heads.is_multiple_of(self.n_kv_heads) {
+            return out("n_kv_heads", self.n_kv_heads, "a divisor of n_heads");
+        }
+        if !(self.dim / self.n_heads).is_multiple_of(2) {
+            return out(
+                "dim / n_heads",
+                self.dim / self.n_heads,
+                "even (rotary pairs)",
+            );
+        }
+        // Byte fallback needs ids 3..=258.
+        if !(259..=1 << 20).contains(&self.vocab_size) {
+            return out("vocab_size", self.vocab_size, "from 259 to 1048576");
+        }
+        if !(1..=65536).contains(&self.seq_len) {
+            return out("seq_len", self.seq_len, "from 1 to 65536");
+        }
+        None
     }
 
     /// Elements per attention head.
@@ -175,6 +170,38 @@ impl Config {
     #[inline(always)]
     pub fn kv_dim(&self) -> usize {
         self.head_size() * self.n_kv_heads as usize
+    }
+}
+
+impl core::fmt::Display for Config {
+    /// llama2.c's names and the values: `dim 64, hidden_dim 172, ...`.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "dim {}, hidden_dim {}, n_layers {}, n_heads {}, n_kv_heads {}, vocab_size {}, seq_len {}",
+            self.dim,
+            self.hidden_dim,
+            self.n_layers,
+            self.n_heads,
+            self.n_kv_heads,
+            self.vocab_size,
+            self.seq_len
+        )
+    }
+}
+
+/// A configuration value outside its range: its name, its value and the
+/// range, as `Config::out_of_range` finds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutOfRange {
+    pub name: &'static str,
+    pub value: u32,
+    pub rule: &'static str,
+}
+
+impl core::fmt::Display for OutOfRange {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{} {} must be {}", self.name, self.value, self.rule)
     }
 }
 
@@ -545,14 +572,9 @@ impl<'a> Metadata<'a> {
         self.layout.classifier(&self.config, self.shared_classifier)
     }
 
-    /// `e^(-d)` for a difference `d >= 0` with 16 fractional bits, with 30.
+    /// Entry `index` of the exponential table (`fixed::exp_index` picks it).
     #[inline(always)]
-    pub fn exp(&self, d: u64) -> u32 {
-        let index = if d >> 8 > 4096 {
-            4096
-        } else {
-            (d >> 8) as usize
-        };
+    pub fn exp_entry(&self, index: usize) -> u32 {
         read_u32(self.bytes, self.exp_table + 4 * index)
     }
 
@@ -567,18 +589,11 @@ impl<'a> Metadata<'a> {
         (head.is_empty() && words.len() == TABLE_LEN).then_some(words)
     }
 
-    /// `x * sigmoid(x)` with 16 fractional bits in and out.
+    /// Entry `index` of the SiLU table, 16 fractional bits (`fixed::silu`
+    /// picks it).
     #[inline(always)]
-    pub fn silu(&self, x: i64) -> i64 {
-        const LIMIT: i64 = 16 << 16;
-        if x >= LIMIT {
-            x
-        } else if x <= -LIMIT {
-            0
-        } else {
-            let index = ((x + LIMIT) >> 9) as usize;
-            read_u32(self.bytes, self.silu_table + 4 * index) as i32 as i64
-        }
+    pub fn silu_entry(&self, index: usize) -> i64 {
+        read_u32(self.bytes, self.silu_table + 4 * index) as i32 as i64
     }
 
     /// The cosine and sine (24 fractional bits) of pair `pair` at `position`.

@@ -1,21 +1,45 @@
 //! curta-core: fixed-point int8 inference of llama2-style models, resumable
 //! turn by turn, bit-exact on SBF, native and WebAssembly targets.
+//! `docs/spec.md` describes what it computes.
 //!
 //! `no_std` by default, for the curta program; the `std` feature adds the
 //! checkpoint converter and the `curta-core` binary.
+//!
+//! The modules are layers; each imports only those listed before it:
+//!
+//! | Module | Holds |
+//! |---|---|
+//! | `error`, `sha256`, `bytes` | The eight errors; SHA-256; little-endian readers and alignment |
+//! | `format` | The weight artifact: `Config`, the section `Layout`, `Metadata` |
+//! | `fixed` | The fixed-point arithmetic: every rounding and check |
+//! | `kernel` | The row kernel and the attention dot products |
+//! | `state` | The state: header, `Phase`, `Cursor`, `StateLayout`, `StateInfo`, output readers |
+//! | `planner`, `tokenizer` | The compute charges and `plan_turn`; the tokenizing phases and decoding |
+//! | `inference` | `init_state`, `turn`, `quote_turns`, and the forward pass |
+//! | `protocol`, `convert`, `wasm` | The program's accounts; the converter; the WebAssembly interface |
 
 #![cfg_attr(not(feature = "std"), no_std)]
 // The SBF row kernel is inline assembly (`kernel::dot_blocks`).
 #![cfg_attr(target_arch = "bpf", feature(asm_experimental_arch))]
 
+pub mod bytes;
 pub mod error;
-pub mod format;
-pub mod inference;
-pub mod kernel;
-pub mod planner;
-pub mod protocol;
 pub mod sha256;
+
+pub mod format;
+
+pub mod fixed;
+
+pub mod kernel;
+
+pub mod state;
+
+pub mod planner;
 pub mod tokenizer;
+
+pub mod inference;
+
+pub mod protocol;
 
 #[cfg(feature = "std")]
 pub mod convert;
@@ -24,7 +48,6 @@ pub mod wasm;
 
 pub use error::Error;
 pub use format::{read_u32, read_u64, Config, Metadata};
-pub use inference::{
-    init_state, output_text, output_tokens, state_size, turn, StateInfo, TurnResult, WeightSection,
-};
+pub use inference::{init_state, turn, TurnResult, WeightSection};
 pub use planner::TurnPlan;
+pub use state::{output_text, output_tokens, state_size, Phase, StateInfo};

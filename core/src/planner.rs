@@ -1,36 +1,11 @@
-//! The turn planner: phase codes, the cursor, the compute charges and
-//! `plan_turn`. A turn is a run of chunks; the planner prices each chunk from
-//! the configuration and the cursor alone, so every target cuts the forward
+//! The turn planner: the compute charges, the chunk walk and `plan_turn`.
+//! A turn is a run of chunks; the planner prices each chunk from the
+//! configuration and the cursor alone, so every target cuts the forward
 //! pass at the same places. `turn` walks the same chunks this module yields.
 
 use crate::format::{Config, LayerMatrix, Layout};
-use crate::inference::{Header, StateLayout};
+use crate::state::{Cursor, Header, Phase, RunShape};
 use crate::Error;
-
-/// Phase codes: the forward pass in order (see the specification's table).
-pub mod phase {
-    pub const OPEN: u32 = 0;
-    pub const CHARACTERS: u32 = 1;
-    pub const MERGES: u32 = 2;
-    pub const EMBEDDING: u32 = 3;
-    pub const ATTENTION_NORM: u32 = 4;
-    pub const QUERY: u32 = 5;
-    pub const KEY: u32 = 6;
-    pub const VALUE: u32 = 7;
-    pub const ROTARY: u32 = 8;
-    pub const ATTENTION: u32 = 9;
-    pub const ATTENTION_OUTPUT: u32 = 10;
-    pub const FFN_NORM: u32 = 11;
-    pub const GATE: u32 = 12;
-    pub const UP: u32 = 13;
-    pub const SILU: u32 = 14;
-    pub const DOWN: u32 = 15;
-    pub const RESIDUAL: u32 = 16;
-    pub const FINAL_NORM: u32 = 17;
-    pub const CLASSIFIER: u32 = 18;
-    pub const SAMPLING: u32 = 19;
-    pub const DONE: u32 = 20;
-}
 
 /// A vector operation's charge: `per_element * n + base`.
 #[derive(Clone, Copy, Debug)]
@@ -62,7 +37,7 @@ impl PerEight {
 }
 
 /// Every compute-unit charge of the planner: the one table the planner and
-/// its tests read. Numbers are the specification's.
+/// its tests read (`docs/spec.md`, "Charges").
 #[derive(Clone, Copy, Debug)]
 pub struct Charges {
     /// Charged once per turn for the instruction: accounts, payment, event.
@@ -195,30 +170,6 @@ impl Charges {
     }
 }
 
-/// Where a run stands: the part of the state header the planner reads and
-/// moves. `row` is the next matrix row, the head in attention or the next
-/// vocabulary entry in sampling; `index` is the next position (stages 0 to
-/// 2) or output element (stage 3) of the head in attention.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Cursor {
-    pub phase: u32,
-    pub layer: u32,
-    pub row: u32,
-    pub position: u32,
-    pub stage: u32,
-    pub index: u32,
-    pub pass: u32,
-    pub generated: u32,
-}
-
-/// What the planner needs of a run besides its cursor.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RunShape {
-    pub prompt_tokens: u32,
-    pub max_tokens: u32,
-    pub temperature_q16: u32,
-}
-
 /// One chunk: `count` units of the work item at cursor `at`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Chunk {
@@ -279,25 +230,37 @@ fn positions_so_far(cursor: &Cursor) -> u32 {
     cursor.position + 1
 }
 
-/// The layer matrix a phase multiplies by, if any.
+/// Attention stage `stage` of one head, over `p` positions with head size
+/// `q`: its count of units and the charge per unit.
 #[inline(always)]
-pub fn layer_matrix(phase: u32) -> Option<LayerMatrix> {
-    match phase {
-        phase::QUERY => Some(LayerMatrix::Query),
-        phase::KEY => Some(LayerMatrix::Key),
-        phase::VALUE => Some(LayerMatrix::Value),
-        phase::ATTENTION_OUTPUT => Some(LayerMatrix::AttentionOutput),
-        phase::GATE => Some(LayerMatrix::Gate),
-        phase::UP => Some(LayerMatrix::Up),
-        phase::DOWN => Some(LayerMatrix::Down),
-        _ => None,
+fn attention_stage(stage: u32, p: u32, q: u32) -> (u32, u32) {
+    let ch = &CHARGES;
+    match stage {
+        0 => (p, ch.score.of(q)),
+        1 => (p, ch.exponential),
+        2 => (p, ch.normalization),
+        _ => (q, ch.weighted_value.of(p)),
     }
 }
 
+/// One whole head of attention, charged as its four stages' chunks would
+/// be if each took all its units.
+#[inline(always)]
+fn head_charge(p: u32, q: u32) -> u32 {
+    let ch = &CHARGES;
+    let mut total = 0;
+    for stage in 0..4 {
+        let (units, per_unit) = attention_stage(stage, p, q);
+        total += ch.chunk + ch.attention_setup[stage as usize] + units * per_unit;
+    }
+    total
+}
+
+/// The work item at cursor `c`, priced from `CHARGES`.
 fn work_at(config: &Config, layout: &Layout, run: &RunShape, c: &Cursor) -> Work {
     let ch = &CHARGES;
     let d = config.dim;
-    if let Some(which) = layer_matrix(c.phase) {
+    if let Some(which) = c.phase.layer_matrix() {
         let (rows, cols) = which.shape(config);
         let row = match which {
             LayerMatrix::Key | LayerMatrix::Value => ch.cache_row,
@@ -313,22 +276,16 @@ fn work_at(config: &Config, layout: &Layout, run: &RunShape, c: &Cursor) -> Work
         };
     }
     match c.phase {
-        phase::EMBEDDING => {
+        Phase::Embedding => {
             let mut w = Work::vector(ch.embedding.of(d));
             w.section = layout.output_section();
             w
         }
-        phase::ATTENTION_NORM | phase::FINAL_NORM => Work::vector(ch.rms_norm.of(d)),
-        phase::ROTARY => Work::vector(ch.rotary.of(d)),
-        phase::ATTENTION => {
-            let p = positions_so_far(c);
+        Phase::AttentionNorm | Phase::FinalNorm => Work::vector(ch.rms_norm.of(d)),
+        Phase::Rotary => Work::vector(ch.rotary.of(d)),
+        Phase::Attention => {
             let q = config.head_size() as u32;
-            let (total, per_unit) = match c.stage {
-                0 => (p, ch.score.of(q)),
-                1 => (p, ch.exponential),
-                2 => (p, ch.normalization),
-                _ => (q, ch.weighted_value.of(p)),
-            };
+            let (total, per_unit) = attention_stage(c.stage, positions_so_far(c), q);
             Work {
                 total,
                 done: c.index,
@@ -338,10 +295,10 @@ fn work_at(config: &Config, layout: &Layout, run: &RunShape, c: &Cursor) -> Work
                 section: 0,
             }
         }
-        phase::FFN_NORM => Work::vector(ch.residual_norm.of(d)),
-        phase::SILU => Work::vector(ch.silu.of(config.hidden_dim)),
-        phase::RESIDUAL => Work::vector(ch.residual.of(d)),
-        phase::CLASSIFIER => Work {
+        Phase::FfnNorm => Work::vector(ch.residual_norm.of(d)),
+        Phase::Silu => Work::vector(ch.silu.of(config.hidden_dim)),
+        Phase::Residual => Work::vector(ch.residual.of(d)),
+        Phase::Classifier => Work {
             total: config.vocab_size,
             done: c.row,
             setup: ch.matrix_setup.of(d),
@@ -350,15 +307,13 @@ fn work_at(config: &Config, layout: &Layout, run: &RunShape, c: &Cursor) -> Work
             section: layout.output_section(),
         },
         _ => {
-            // Sampling: one pass at temperature zero, three above it; the
-            // last pass pays for finishing the token.
-            let last = if run.temperature_q16 == 0 { 0 } else { 2 };
+            // Sampling: the pass that finishes the token pays for it.
             Work {
                 total: config.vocab_size,
                 done: c.row,
                 setup: ch.sampling_setup,
                 per_unit: ch.sampling_entry[(c.pass % 3) as usize],
-                finish: if c.pass == last {
+                finish: if c.pass == run.last_pass() {
                     ch.sampling_finish
                 } else {
                     0
@@ -371,7 +326,7 @@ fn work_at(config: &Config, layout: &Layout, run: &RunShape, c: &Cursor) -> Work
 
 /// Moves the cursor past a chunk of the item at it.
 fn advance(config: &Config, run: &RunShape, c: &mut Cursor, chunk: &Chunk) {
-    let into_phase = |c: &mut Cursor, phase: u32| {
+    let into_phase = |c: &mut Cursor, phase: Phase| {
         c.phase = phase;
         c.row = 0;
         c.stage = 0;
@@ -380,13 +335,13 @@ fn advance(config: &Config, run: &RunShape, c: &mut Cursor, chunk: &Chunk) {
     };
     if !chunk.completes {
         match c.phase {
-            phase::ATTENTION => c.index += chunk.count,
+            Phase::Attention => c.index += chunk.count,
             _ => c.row += chunk.count,
         }
         return;
     }
     match c.phase {
-        phase::ATTENTION => {
+        Phase::Attention => {
             c.index = 0;
             if c.stage < 3 {
                 c.stage += 1;
@@ -394,37 +349,37 @@ fn advance(config: &Config, run: &RunShape, c: &mut Cursor, chunk: &Chunk) {
                 c.stage = 0;
                 c.row += 1;
             } else {
-                into_phase(c, phase::ATTENTION_OUTPUT);
+                into_phase(c, Phase::AttentionOutput);
             }
         }
-        phase::RESIDUAL => {
+        Phase::Residual => {
             if c.layer + 1 < config.n_layers {
                 c.layer += 1;
-                into_phase(c, phase::ATTENTION_NORM);
+                into_phase(c, Phase::AttentionNorm);
             } else if c.position + 1 < run.prompt_tokens {
                 c.layer = 0;
                 c.position += 1;
-                into_phase(c, phase::EMBEDDING);
+                into_phase(c, Phase::Embedding);
             } else {
                 c.layer = 0;
-                into_phase(c, phase::FINAL_NORM);
+                into_phase(c, Phase::FinalNorm);
             }
         }
-        phase::SAMPLING => {
-            if run.temperature_q16 != 0 && c.pass < 2 {
+        Phase::Sampling => {
+            if c.pass < run.last_pass() {
                 c.pass += 1;
                 c.row = 0;
             } else {
                 c.generated += 1;
                 if c.generated >= run.max_tokens {
-                    into_phase(c, phase::DONE);
+                    into_phase(c, Phase::Done);
                 } else {
                     c.position += 1;
-                    into_phase(c, phase::EMBEDDING);
+                    into_phase(c, Phase::Embedding);
                 }
             }
         }
-        p => into_phase(c, p + 1),
+        p => into_phase(c, p.next()),
     }
 }
 
@@ -475,7 +430,7 @@ impl Walker {
     /// The cursor moves past the chunk.
     pub fn next_chunk(&mut self) -> Option<Chunk> {
         let c = self.cursor;
-        if c.phase < phase::EMBEDDING || c.phase >= phase::DONE {
+        if c.phase.is_tokenizing() || c.phase == Phase::Done {
             return None;
         }
         let w = work_at(&self.config, &self.layout, &self.run, &c);
@@ -509,8 +464,7 @@ impl Walker {
             completes,
         };
         self.used += cost;
-        if completes && c.phase == phase::SAMPLING && (self.run.temperature_q16 == 0 || c.pass == 2)
-        {
+        if completes && c.phase == Phase::Sampling && c.pass == self.run.last_pass() {
             self.max_generated += 1;
         }
         advance(&self.config, &self.run, &mut self.cursor, &chunk);
@@ -525,16 +479,10 @@ impl Walker {
     /// what the chunk walk does when the head fits, so the cuts are the same.
     pub fn skip_whole_heads(&mut self) -> bool {
         let c = self.cursor;
-        if c.phase != phase::ATTENTION || c.stage != 0 || c.index != 0 {
+        if c.phase != Phase::Attention || c.stage != 0 || c.index != 0 {
             return false;
         }
-        let ch = &CHARGES;
-        let p = positions_so_far(&c);
-        let q = self.config.head_size() as u32;
-        let head = 4 * ch.chunk
-            + ch.attention_setup.iter().sum::<u32>()
-            + p * (ch.score.of(q) + ch.exponential + ch.normalization)
-            + q * ch.weighted_value.of(p);
+        let head = head_charge(positions_so_far(&c), self.config.head_size() as u32);
         let heads = (self.left() / head).min(self.config.n_heads - c.row);
         if heads == 0 {
             return false;
@@ -542,7 +490,7 @@ impl Walker {
         self.used += heads * head;
         self.cursor.row += heads;
         if self.cursor.row == self.config.n_heads {
-            self.cursor.phase = phase::ATTENTION_OUTPUT;
+            self.cursor.phase = Phase::AttentionOutput;
             self.cursor.row = 0;
         }
         true
@@ -577,10 +525,10 @@ pub fn plan_cursor(
     allowance: u32,
 ) -> Result<TurnPlan, Error> {
     check_allowance(allowance)?;
-    if cursor.phase >= phase::DONE {
+    if cursor.phase == Phase::Done {
         return Err(Error::InvalidState);
     }
-    if cursor.phase < phase::EMBEDDING {
+    if cursor.phase.is_tokenizing() {
         return Ok(TurnPlan {
             sections: [0; 2],
             section_count: 0,
@@ -615,7 +563,7 @@ pub fn plan_cursor(
 
 /// The count of turns from a cursor at or past the first embedding to the
 /// end of the run, assuming no early end token.
-pub fn count_turns(
+pub(crate) fn count_turns(
     config: &Config,
     run: &RunShape,
     cursor: &Cursor,
@@ -623,42 +571,9 @@ pub fn count_turns(
 ) -> Result<u64, Error> {
     let mut c = *cursor;
     let mut turns = 0u64;
-    while c.phase < phase::DONE {
+    while c.phase != Phase::Done {
         c = plan_cursor(config, run, &c, allowance)?.end;
         turns += 1;
     }
     Ok(turns)
-}
-
-/// Whether a cursor lies inside its run: every index it holds fits.
-pub(crate) fn cursor_in_range(
-    config: &Config,
-    layout: &StateLayout,
-    run: &RunShape,
-    c: &Cursor,
-) -> bool {
-    let rows_ok = match c.phase {
-        _ if layer_matrix(c.phase).is_some() => {
-            c.row < layer_matrix(c.phase).map_or(0, |m| m.shape(config).0)
-        }
-        phase::ATTENTION => {
-            let limit = if c.stage == 3 {
-                config.head_size() as u32
-            } else {
-                c.position + 1
-            };
-            c.row < config.n_heads && c.stage < 4 && c.index < limit
-        }
-        phase::CLASSIFIER => c.row < config.vocab_size,
-        phase::SAMPLING => {
-            c.row < config.vocab_size && c.pass < if run.temperature_q16 == 0 { 1 } else { 3 }
-        }
-        _ => c.row == 0,
-    };
-    let tokenizing = c.phase < phase::EMBEDDING;
-    rows_ok
-        && c.phase <= phase::DONE
-        && c.layer < config.n_layers
-        && (tokenizing || (c.position as usize) < layout.cache_positions)
-        && c.generated <= run.max_tokens
 }

@@ -7,10 +7,9 @@
 //! Every integer is little-endian. Every account opens with an eight-byte
 //! tag naming its kind, so one kind can never be passed for another.
 
-use crate::format::{read_u32, read_u64, write_u32, write_u64, Config, Layout};
-
-/// The most data one Solana account may hold (10 MiB).
-pub const MAX_ACCOUNT_LEN: usize = 10 * 1024 * 1024;
+use crate::bytes::{read_u32, read_u64, write_u32, write_u64};
+pub use crate::format::MAX_ACCOUNT_LEN;
+use crate::format::{Config, Layout};
 
 /// A 32-byte address.
 pub type Address = [u8; 32];
@@ -308,7 +307,7 @@ pub mod weight {
     pub const HASHED: usize = 56;
     /// The chained digest of the bytes hashed so far.
     pub const CHAIN: usize = 64;
-    pub const HEADER_LEN: usize = 128;
+    pub const HEADER_LEN: usize = crate::format::WEIGHT_HEADER_LEN;
 }
 
 /// The weight account's header, before its section's bytes.
@@ -404,7 +403,7 @@ pub mod run {
     pub const HEADER_LEN: usize = 256;
     /// Where the state keeps the prompt (its first buffer), and where
     /// `write_prompt` stages it before `open_run`.
-    pub const PROMPT: usize = HEADER_LEN + crate::inference::HEADER_LEN;
+    pub const PROMPT: usize = HEADER_LEN + crate::state::HEADER_LEN;
 }
 
 /// The run account's header, before the core state.
@@ -420,7 +419,7 @@ impl<'a> RunAccount<'a> {
         if !tag_is(data, &RUN_TAG) {
             return Err(Mismatch::Kind);
         }
-        if data.len() < run::HEADER_LEN + crate::inference::HEADER_LEN {
+        if data.len() < run::HEADER_LEN + crate::state::HEADER_LEN {
             return Err(Mismatch::Size);
         }
         Ok(Self(data))

@@ -5,16 +5,15 @@
 use core::cmp::Ordering;
 
 use crate::format::{read_u32, Metadata};
-use crate::inference::Header;
-use crate::planner::{phase, CHARGES};
+use crate::planner::CHARGES;
+pub use crate::state::NO_TOKEN;
+use crate::state::{Header, Phase};
 use crate::Error;
 
 /// The opening token.
 pub const BOS: u32 = 1;
 /// The closing token.
 pub const EOS: u32 = 2;
-/// "No token": a lookup that found nothing, a merge scan that found no pair.
-pub const NO_TOKEN: u32 = u32::MAX;
 /// Byte fallback: byte `b` is token `b + 3`.
 pub const BYTE_TOKEN_OFFSET: u32 = 3;
 /// The score key of llama2.c's starting best score, -1e10: a merge must
@@ -181,7 +180,7 @@ pub(crate) fn tokenize(
     loop {
         let fits = |cost: u32| used + cost + ch.chunk <= left;
         match h.phase {
-            phase::OPEN => {
+            Phase::Open => {
                 let cost = ch.tokenizer_step
                     + if prompt.is_empty() {
                         0
@@ -203,10 +202,10 @@ pub(crate) fn tokenize(
                     h.prompt_tokens = 2;
                 }
                 h.tok_byte = 0;
-                h.phase = phase::CHARACTERS;
+                h.phase = Phase::Characters;
                 used += cost + ch.chunk;
             }
-            phase::CHARACTERS if (h.tok_byte as usize) < prompt.len() => {
+            Phase::Characters if (h.tok_byte as usize) < prompt.len() => {
                 let at = h.tok_byte as usize;
                 let len = character_len(prompt, at);
                 let cost = ch.lookup(vocab, len);
@@ -227,11 +226,11 @@ pub(crate) fn tokenize(
                 h.tok_byte += len as u32;
                 used += cost + ch.chunk;
             }
-            phase::CHARACTERS => {
+            Phase::Characters => {
                 if !fits(ch.tokenizer_step) {
                     break;
                 }
-                h.phase = phase::MERGES;
+                h.phase = Phase::Merges;
                 start_merge_scan(h);
                 used += ch.tokenizer_step + ch.chunk;
             }
@@ -272,7 +271,7 @@ pub(crate) fn tokenize(
                 if h.prompt_tokens as u64 + h.max_tokens as u64 - 1 > m.config.seq_len as u64 {
                     return Err(Error::ContextExceeded);
                 }
-                h.phase = phase::EMBEDDING;
+                h.phase = Phase::Embedding;
                 h.position = 0;
                 h.layer = 0;
                 h.row = 0;

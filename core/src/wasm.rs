@@ -1,8 +1,10 @@
 //! The WebAssembly interface: plain C functions over the module's linear
-//! memory, as the specification's "WebAssembly exports" lists them, for
-//! `@curta/sdk` and any other host. It only marshals: every number the
-//! module computes comes from the same core functions the native and SBF
-//! builds call.
+//! memory, for `@curta/sdk` and any other host. It only marshals: every
+//! number the module computes comes from the same core functions the native
+//! and SBF builds call. `docs/spec.md` ("WebAssembly exports") lists them:
+//! `alloc`, `dealloc`, `state_size`, `state_layout`, `init_state`,
+//! `plan_turn`, `turn_with_sections`, `turn`, `required_section`, `quote`,
+//! `convert` and `result_len`.
 //!
 //! Conventions, shared by every export:
 //! - Pointers and lengths are `u32` (`usize` on wasm32). A configuration is a
@@ -12,7 +14,8 @@
 //!   linear memory, is refused with the error of the argument it is for:
 //!   `InvalidConfig` (configuration), `InvalidState` (state), `InvalidPrompt`
 //!   (prompt), `InvalidFormat` (metadata, checkpoint, tokenizer),
-//!   `MissingWeights` (a weight section), `BufferTooSmall` (plan output).
+//!   `MissingWeights` (a weight section), `BufferTooSmall` (the output of
+//!   `plan_turn` or `state_layout`).
 //! - A state that overlaps another buffer of the same call is `InvalidState`:
 //!   the core holds the state mutably while it reads the others.
 //! - Error results: 0 is success, else the core error's number (`Error::code`).
@@ -34,8 +37,10 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 use std::alloc::Layout;
 
 use crate::format::Config;
-use crate::inference::{self, WeightSection};
-use crate::{convert as converter, planner, Error};
+use crate::inference::{self, TurnInput, TurnSections, WeightSection};
+use crate::planner::{self, CHARGES};
+use crate::state::{self, StateLayout};
+use crate::{convert as converter, Error};
 
 /// `alloc` hands out 8-byte-aligned memory: the core checks that a state is
 /// aligned to eight before it carves its `i64` buffers.
@@ -48,6 +53,8 @@ const OUT_OF_RANGE: u32 = u32::MAX;
 const QUOTE_ERROR: u64 = 0xFFFF_FFFF_0000_0000;
 /// The bytes `plan_turn` writes: five `u32`.
 const PLAN_LEN: usize = 20;
+/// The bytes `state_layout` writes: sixteen `u32`.
+const LAYOUT_LEN: usize = 64;
 
 /// `convert`'s last artifact length (or error number), for `result_len`. An
 /// atomic rather than `static mut`: wasm32 without threads lowers it to a
@@ -161,7 +168,7 @@ pub unsafe extern "C" fn dealloc(pointer: usize, length: usize) {
 pub unsafe extern "C" fn state_size(config: usize, prompt_length: u32, max_tokens: u32) -> u32 {
     // SAFETY: the contract of the export.
     let size = unsafe { read_config(config) }
-        .and_then(|c| inference::state_size(c, prompt_length as usize, max_tokens));
+        .and_then(|c| state::state_size(c, prompt_length as usize, max_tokens));
     match size {
         // At most u32::MAX - 256 (`StateLayout::new`), never OUT_OF_RANGE.
         Ok(n) => n as u32,
@@ -169,9 +176,39 @@ pub unsafe extern "C" fn state_size(config: usize, prompt_length: u32, max_token
     }
 }
 
+/// Writes where each buffer of such a state starts, as 16 little-endian
+/// `u32` at `output` (64 bytes): the offsets of the prompt, prompt tokens,
+/// output tokens, output text, x, xb, xb2, q, hb, hb2, logits, scores, keys
+/// and values, then the state's size and its cache positions. Hosts read a
+/// state's buffers through it rather than re-deriving the layout.
+#[no_mangle]
+pub unsafe extern "C" fn state_layout(
+    config: usize,
+    prompt_length: u32,
+    max_tokens: u32,
+    output: usize,
+) -> u32 {
+    let run = || -> Result<(), Error> {
+        // SAFETY: the contract of the export.
+        let config = unsafe { read_config(config) }?;
+        let output = Region::new(output, LAYOUT_LEN, Error::BufferTooSmall)?;
+        let layout = StateLayout::new(&config, prompt_length as usize, max_tokens)?;
+        write_words(unsafe { output.bytes_mut() }, &layout.to_words());
+        Ok(())
+    };
+    status(run())
+}
+
+/// Writes `words` as little-endian `u32` at the start of `out`.
+fn write_words(out: &mut [u8], words: &[u32]) {
+    for (slot, word) in out.chunks_exact_mut(4).zip(words) {
+        slot.copy_from_slice(&word.to_le_bytes());
+    }
+}
+
 /// Starts a state; the seed is passed as its low and high 32 bits.
 #[no_mangle]
-#[allow(clippy::too_many_arguments)] // the specification's signature
+#[allow(clippy::too_many_arguments)] // the export's signature (docs/spec.md)
 pub unsafe extern "C" fn init_state(
     config: usize,
     state: usize,
@@ -218,19 +255,16 @@ pub unsafe extern "C" fn plan_turn(
         let section = |i: usize| if i < count { plan.sections[i] } else { 0 };
         let (cu, most) = (plan.estimated_cu, plan.max_generated);
         let words = [count as u32, section(0), section(1), cu, most];
-        let out = unsafe { output.bytes_mut() };
-        for (slot, word) in out.chunks_exact_mut(4).zip(words) {
-            slot.copy_from_slice(&word.to_le_bytes());
-        }
+        write_words(unsafe { output.bytes_mut() }, &words);
         Ok(())
     };
     status(run())
 }
 
 /// Runs one turn with the sections its plan names, in the plan's order; a
-/// slot the plan leaves out is not read (the specification passes it empty).
+/// slot the plan leaves out is not read (a caller passes it empty).
 #[no_mangle]
-#[allow(clippy::too_many_arguments)] // the specification's signature
+#[allow(clippy::too_many_arguments)] // the export's signature (docs/spec.md)
 pub unsafe extern "C" fn turn_with_sections(
     config: usize,
     state: usize,
@@ -254,24 +288,21 @@ pub unsafe extern "C" fn turn_with_sections(
         ];
         state_apart(state, &[metadata, slots[0], slots[1]])?;
         let state = unsafe { state.bytes_mut() };
-        // The plan gives the slots their section indices; `turn` plans the
-        // same turn again and checks the sections against it.
+        // The plan gives the slots their section indices, and the turn
+        // checks the sections against it rather than planning again.
         let plan = planner::plan_turn(config, state)?;
-        let count = plan.section_count.min(2);
-        let empty = WeightSection {
-            index: 0,
-            bytes: &[],
-        };
-        let mut sections = [empty; 2];
-        for i in 0..count {
+        let sections = TurnSections::collect(plan.section_count, |i| {
             let bytes = unsafe { slots[i].bytes() };
-            sections[i] = WeightSection {
-                index: plan.sections[i],
-                bytes,
-            };
-        }
-        let metadata = unsafe { metadata.bytes() };
-        inference::turn(config, state, metadata, &sections[..count]).map(|_| ())
+            let index = plan.sections[i];
+            Ok::<_, Error>(WeightSection { index, bytes })
+        })?;
+        let input = TurnInput {
+            config,
+            metadata: unsafe { metadata.bytes() },
+            sections: &sections,
+            allowance: CHARGES.allowance,
+        };
+        inference::turn_with(&input, Some(&plan), state).map(|_| ())
     };
     status(run())
 }
@@ -293,7 +324,7 @@ pub unsafe extern "C" fn quote(
         let config = unsafe { read_config(config) }?;
         let metadata = Region::new(metadata, metadata_length, Error::InvalidFormat)?;
         let prompt = Region::new(prompt, prompt_length, Error::InvalidPrompt)?;
-        let size = inference::state_size(config, prompt_length, max_tokens)?;
+        let size = state::state_size(config, prompt_length, max_tokens)?;
         // u64 words keep the scratch state aligned to eight; a failed
         // reservation is an error rather than the allocator's abort.
         let count = size.div_ceil(8);

@@ -1,5 +1,5 @@
-//! The `curta-core` binary: convert, inspect, quote and run, and errors
-//! that name the core error and exit non-zero.
+//! The `curta-core` binary: convert, inspect, quote and run; errors that
+//! name the value, the limit and the core error, and exit non-zero.
 
 mod common;
 
@@ -70,10 +70,35 @@ fn convert_inspect_quote_and_run() {
     ]);
     assert!(ok, "{err}");
     assert!(out.starts_with(r#"{"prompt_tokens":[1,403,407,261,378],"tokens":[432,383,286,261,376,298,315,421,395,317,426,338],"text":", there was a little girl named Lily. She","turns":20,"state_sha256":""#), "{out}");
-    assert!(err.contains("turn 20 position"));
+    // Off a terminal and without --verbose, no line per turn.
+    assert!(!err.contains("turn 1 "), "{err}");
     // The states after init and after each of the 20 turns.
     assert!(states.join("000000.state").exists() && states.join("000020.state").exists());
     assert!(!states.join("000021.state").exists());
+
+    // The text on stdout, a summary on stderr; --verbose adds a line per turn.
+    let reference = [
+        "run",
+        a,
+        "--prompt",
+        "Once upon a time",
+        "--max-tokens",
+        "12",
+    ];
+    let (ok, out, err) = cli(&reference);
+    assert!(ok, "{err}");
+    assert_eq!(out, ", there was a little girl named Lily. She\n");
+    assert_eq!(err, "12 tokens in 20 turns\n");
+    let (ok, _, err) = cli(&[&reference[..], &["--verbose"]].concat());
+    assert!(ok);
+    assert!(
+        err.starts_with("turn 1 position 0 phase 3 tokens 0\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("turn 20 position 15 phase done tokens 12\n"),
+        "{err}"
+    );
 
     // A decimal temperature is rounded to 16 fractional bits: 0.8 is 52429.
     let t = |args: &[&str]| {
@@ -99,13 +124,83 @@ fn convert_inspect_quote_and_run() {
         t(&["--temperature-q16", "52429"])
     );
 
-    // Errors name the core error and exit non-zero.
-    let (ok, _, err) = cli(&["run", a, "--prompt", "Once", "--max-tokens", "0"]);
-    assert!(!ok);
-    assert!(err.contains("InvalidPrompt (core error 6)"), "{err}");
-    let (ok, _, err) = cli(&["inspect", models.join("tok512.bin").to_str().unwrap()]);
-    assert!(!ok);
-    assert!(err.contains("InvalidFormat (core error 2)"), "{err}");
+    // Errors name the value and the limit, then the core error, and exit
+    // non-zero.
+    let failure = |args: &[&str]| {
+        let (ok, _, err) = cli(args);
+        assert!(!ok, "{args:?} succeeded");
+        err
+    };
+    let err = failure(&["run", a, "--prompt", "Once", "--max-tokens", "100000"]);
+    assert_eq!(
+        err,
+        "error: max tokens 100000: the context is 512 positions (InvalidPrompt, core error 6)\n"
+    );
+    let err = failure(&["quote", a, "--prompt", "Once", "--max-tokens", "0"]);
+    assert!(err.starts_with("error: max tokens 0: "), "{err}");
+    assert!(err.ends_with(" (InvalidPrompt, core error 6)\n"), "{err}");
+    let err = failure(&[
+        "run",
+        a,
+        "--prompt",
+        "Once",
+        "--max-tokens",
+        "2",
+        "--temperature",
+        "17",
+    ]);
+    assert!(
+        err.starts_with("error: temperature 17: the highest is 16 "),
+        "{err}"
+    );
+    let long = "x".repeat(1025);
+    let err = failure(&["quote", a, "--prompt", &long, "--max-tokens", "2"]);
+    assert!(
+        err.starts_with("error: a prompt of 1025 bytes: the longest is 1024 "),
+        "{err}"
+    );
+    let prompt = "The cat sat on the mat. ".repeat(8);
+    let err = failure(&["run", a, "--prompt", &prompt, "--max-tokens", "500"]);
+    assert!(err.contains(" tokens and max tokens 500 need "), "{err}");
+    assert!(
+        err.ends_with(": the context is 512 (ContextExceeded, core error 7)\n"),
+        "{err}"
+    );
+
+    let tok512 = models.join("tok512.bin");
+    let err = failure(&["inspect", tok512.to_str().unwrap()]);
+    assert!(err.contains("tok512.bin is not a Curta artifact: it does not open with CURTAW01 (InvalidFormat, core error 2)"), "{err}");
+    let readme = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
+    let out = dir.join("readme.curta");
+    let err = failure(&[
+        "convert",
+        readme,
+        tok512.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        err.starts_with(&format!(
+            "error: {readme} is not a llama2.c checkpoint: its header's dim "
+        )),
+        "{err}"
+    );
+    assert!(err.ends_with(" (InvalidConfig, core error 1)\n"), "{err}");
+    let checkpoint = models.join("stories260K.bin");
+    let err = failure(&[
+        "convert",
+        checkpoint.to_str().unwrap(),
+        models.join("tokenizer.bin").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        err.contains(
+            "tokenizer.bin is not a llama2.c tokenizer for this checkpoint: it is 433869 bytes, "
+        ),
+        "{err}"
+    );
+    assert!(!out.exists());
     let (ok, _, err) = cli(&[
         "run",
         a,

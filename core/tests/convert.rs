@@ -1,5 +1,6 @@
-//! The converter against numerics.md: tables within 1 of the exact values,
-//! score keys that sort as the floats, and deterministic bytes.
+//! The converter against `docs/spec.md` ("Conversion"): tables within 1 of
+//! the exact values, score keys that sort as the floats, and deterministic
+//! bytes.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! Each of the eight core errors, raised by each condition the specification
+//! Each of the eight core errors, raised by each condition `docs/spec.md`
 //! lists for it; a turn refused for a bad state, missing weights or an
 //! allowance too small writes nothing.
 
@@ -9,8 +9,9 @@ use curta_core::convert::{synthetic_tokenizer, TINY};
 use common::*;
 use curta_core::convert::convert;
 use curta_core::format::{header, SECTION_TABLE};
-use curta_core::inference::{field, turn_with, TurnInput};
+use curta_core::inference::{turn_with, TurnInput};
 use curta_core::planner::{plan_turn_with, CHARGES};
+use curta_core::state::{field, Phase, StateLayout};
 use curta_core::{
     init_state, planner, state_size, turn, Config, Error, Metadata, StateInfo, WeightSection,
 };
@@ -20,7 +21,7 @@ const PROMPT: &[u8] = b"Once upon a time";
 /// Runs a turn that must fail and checks it wrote nothing.
 fn refused(input: &TurnInput, state: &mut [u8]) -> Error {
     let before = state.to_vec();
-    let e = turn_with(input, state).unwrap_err();
+    let e = turn_with(input, None, state).unwrap_err();
     assert!(before == state, "a refused turn ({e:?}) changed the state");
     e
 }
@@ -118,7 +119,11 @@ fn an_allowance_that_cannot_fit_one_chunk_fails_clearly() {
             Err(_) => vec![],
         };
         let before = state.to_vec();
-        match turn_with(&input(&m, &sections, CHARGES.min_allowance), &mut state) {
+        match turn_with(
+            &input(&m, &sections, CHARGES.min_allowance),
+            None,
+            &mut state,
+        ) {
             Ok(r) => assert!(r.work <= CHARGES.min_allowance),
             Err(e) => {
                 assert!(before == *state);
@@ -129,10 +134,7 @@ fn an_allowance_that_cannot_fit_one_chunk_fails_clearly() {
     };
     assert_eq!(error, Error::InvalidConfig);
     assert!(turns >= 2);
-    assert_eq!(
-        StateInfo::read(&state).unwrap().phase,
-        planner::phase::ATTENTION_NORM
-    );
+    assert_eq!(StateInfo::read(&state).unwrap().phase, Phase::AttentionNorm);
 }
 
 #[test]
@@ -280,20 +282,18 @@ fn invalid_state() {
     assert_eq!(run(&put(field::PROMPT_TOKENS, 19)), Error::InvalidState);
     let heads = m.config.n_heads;
     let attention_past_the_heads = |s: &mut [u8]| {
-        put(field::PHASE, planner::phase::ATTENTION)(s);
+        put(field::PHASE, Phase::Attention as u32)(s);
         put(field::ROW, heads)(s);
     };
     assert_eq!(run(&attention_past_the_heads), Error::InvalidState);
     let stage_past_three = |s: &mut [u8]| {
-        put(field::PHASE, planner::phase::ATTENTION)(s);
+        put(field::PHASE, Phase::Attention as u32)(s);
         put(field::ROW, 0)(s);
         put(field::STAGE, 4)(s);
     };
     assert_eq!(run(&stage_past_three), Error::InvalidState);
     let prompt_token_past_the_vocabulary = |s: &mut [u8]| {
-        let at = curta_core::inference::StateLayout::new(&m.config, 16, 12)
-            .unwrap()
-            .prompt_tokens;
+        let at = StateLayout::new(&m.config, 16, 12).unwrap().prompt_tokens;
         put(at, 512)(s);
     };
     assert_eq!(run(&prompt_token_past_the_vocabulary), Error::InvalidState);
@@ -408,7 +408,7 @@ fn context_exceeded() {
             let before = StateInfo::read(&state).unwrap();
             match turn(m.config, &mut state, m.bytes, &[]) {
                 Err(e) => return (Some(e), before, StateInfo::read(&state).unwrap()),
-                Ok(_) if StateInfo::read(&state).unwrap().phase >= planner::phase::EMBEDDING => {
+                Ok(_) if StateInfo::read(&state).unwrap().phase >= Phase::Embedding => {
                     return (None, before, StateInfo::read(&state).unwrap())
                 }
                 Ok(_) => {}

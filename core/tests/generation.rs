@@ -73,7 +73,7 @@ fn sampling_is_reproducible_from_the_seed() {
     assert_ne!(output_tokens(m.config, &a), output_tokens(m.config, &c));
     // Seed zero starts the generator at the golden-ratio constant.
     let zero = run_straight(PROMPT, 40, t08, 0);
-    let constant = run_straight(PROMPT, 40, t08, curta_core::inference::ZERO_SEED);
+    let constant = run_straight(PROMPT, 40, t08, curta_core::state::ZERO_SEED);
     assert_eq!(
         output_tokens(m.config, &zero),
         output_tokens(m.config, &constant)

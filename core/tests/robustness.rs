@@ -54,7 +54,9 @@ fn mutated_metadata_never_panics_a_turn() {
                 sections: &sections,
                 allowance: CHARGES.allowance,
             };
-            if turn_with(&input, &mut state).is_err() || StateInfo::read(&state).unwrap().complete {
+            if turn_with(&input, None, &mut state).is_err()
+                || StateInfo::read(&state).unwrap().complete
+            {
                 break;
             }
         }
@@ -148,7 +150,7 @@ fn mutated_states_never_panic_and_refusals_write_nothing() {
             allowance: CHARGES.allowance,
         };
         if let Err(Error::InvalidState | Error::MissingWeights | Error::InvalidConfig) =
-            turn_with(&input, &mut s)
+            turn_with(&input, None, &mut s)
         {
             assert!(before == *s)
         }

@@ -1,13 +1,14 @@
-//! Every figure the specification gives: state sizes, encodings, quotes and
-//! "One position, added up", read as numerics.md says.
+//! Every figure `docs/spec.md` gives: state sizes, encodings, quotes and
+//! "One position, added up".
 
 mod common;
 
 use common::*;
 use curta_core::convert::STORIES15M;
 use curta_core::inference::quote_turns;
-use curta_core::planner::{phase, Cursor, RunShape, Walker, CHARGES};
+use curta_core::planner::{Walker, CHARGES};
 use curta_core::protocol::RUN_HEADER_LEN;
+use curta_core::state::{Cursor, Phase, RunShape};
 use curta_core::{output_tokens, state_size, Config};
 
 const PROMPT: &[u8] = b"Once upon a time";
@@ -30,10 +31,10 @@ fn run_account_sizes() {
 fn prompt_tokens_after_tokenizing(artifact: &[u8], prompt: &[u8]) -> Vec<u32> {
     let m = metadata(artifact);
     let mut state = new_state(m.config, prompt, 1, 0, 0);
-    while StateInfo::read(&state).unwrap().phase < phase::EMBEDDING {
+    while StateInfo::read(&state).unwrap().phase < Phase::Embedding {
         step(artifact, &m, &mut state);
     }
-    u32s(curta_core::inference::prompt_tokens(m.config, &state))
+    u32s(curta_core::state::prompt_tokens(m.config, &state))
 }
 
 use curta_core::StateInfo;
@@ -103,14 +104,14 @@ fn one_position(config: &Config, position: u32) -> ([u64; 20], u64) {
         temperature_q16: 0,
     };
     let mut cursor = Cursor {
-        phase: phase::EMBEDDING,
+        phase: Phase::Embedding,
         position,
         generated: position,
         ..Cursor::default()
     };
     let mut per_phase = [0u64; 20];
     let mut turns = 0;
-    while cursor.phase != phase::DONE {
+    while cursor.phase != Phase::Done {
         let mut walker = Walker::new(config, &run, &cursor, CHARGES.allowance).unwrap();
         while let Some(chunk) = walker.next_chunk() {
             per_phase[chunk.at.phase as usize] += chunk.cost as u64;
@@ -123,7 +124,7 @@ fn one_position(config: &Config, position: u32) -> ([u64; 20], u64) {
 
 #[test]
 fn one_position_added_up() {
-    // Rows of the specification's table: phases, then the two columns.
+    // Rows of docs/spec.md's table: phases, then the two columns.
     let rows: [(&[u32], u64, u64); 17] = [
         (&[3], 1_696, 5_280),
         (&[4], 23_660, 92_904),
@@ -173,11 +174,11 @@ fn plans_equal_the_chunk_walk() {
             temperature_q16,
         };
         let mut cursor = Cursor {
-            phase: phase::EMBEDDING,
+            phase: Phase::Embedding,
             ..Cursor::default()
         };
         let mut turns = 0;
-        while cursor.phase != phase::DONE && turns < 3000 {
+        while cursor.phase != Phase::Done && turns < 3000 {
             let plan = plan_cursor(&config, &run, &cursor, CHARGES.allowance).unwrap();
             let mut walker = Walker::new(&config, &run, &cursor, CHARGES.allowance).unwrap();
             while walker.next_chunk().is_some() {}

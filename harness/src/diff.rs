@@ -1,7 +1,7 @@
 //! Explains where two states first differ: the header field or the buffer
 //! (and element) an offset falls in, by the state layout.
 
-use curta_core::inference::{field, StateLayout};
+use curta_core::state::{field, StateLayout};
 use curta_core::Config;
 
 const FIELDS: [(&str, usize, usize); 26] = [

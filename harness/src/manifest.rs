@@ -53,11 +53,19 @@ pub fn parse(text: &str) -> Result<Vec<RunSpec>, String> {
 }
 
 /// The runs whose names contain `filter` (all for an empty filter), from
-/// the `CURTA_RUNS` variable.
+/// the `CURTA_RUNS` variable, less those whose model this machine cannot
+/// have (each skipped with a message on stderr).
 pub fn selected() -> Vec<RunSpec> {
     let filter = std::env::var("CURTA_RUNS").unwrap_or_default();
     load()
         .into_iter()
         .filter(|r| filter.is_empty() || filter.split(',').any(|f| r.name.contains(f)))
+        .filter(|r| match crate::models::unavailable(&r.model) {
+            Some(why) => {
+                eprintln!("skipping {}: {why}", r.name);
+                false
+            }
+            None => true,
+        })
         .collect()
 }

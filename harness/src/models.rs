@@ -8,17 +8,11 @@ use curta_core::convert::{convert, synthetic_checkpoint, STORIES15M};
 use curta_core::format::SECTION_TABLE;
 use curta_core::Metadata;
 
-/// `CURTA_MODELS`, else `../shared/models` beside the repository, else the
-/// `models/` folder `scripts/fetch-models.sh` fills.
+/// `CURTA_MODELS`, else the `models/` folder `scripts/fetch-models.sh` fills.
 pub fn models_dir() -> PathBuf {
-    if let Ok(dir) = std::env::var("CURTA_MODELS") {
-        return PathBuf::from(dir);
-    }
-    let shared = crate::root().join("../shared/models");
-    if shared.join("stories260K.bin").exists() {
-        shared
-    } else {
-        crate::root().join("models")
+    match std::env::var("CURTA_MODELS") {
+        Ok(dir) => PathBuf::from(dir),
+        Err(_) => crate::root().join("models"),
     }
 }
 
@@ -31,17 +25,42 @@ fn read(name: &str) -> Vec<u8> {
 /// The models a run may name.
 pub const MODELS: [&str; 3] = ["stories260K", "aidreams260K", "stories15M-synthetic"];
 
+/// The files a model is converted from: a checkpoint (none for the
+/// synthetic one) and a tokenizer.
+pub fn files(model: &str) -> &'static [&'static str] {
+    match model {
+        "stories260K" => &["stories260K.bin", "tok512.bin"],
+        "aidreams260K" => &["aidreams260K.bin", "tok512-aidreams.bin"],
+        "stories15M-synthetic" => &["tokenizer.bin"],
+        other => panic!("unknown model {other}; known: {MODELS:?}"),
+    }
+}
+
+/// Why a model cannot be had on this machine, if it cannot: the first of
+/// its files missing from the models folder.
+pub fn unavailable(model: &str) -> Option<String> {
+    let dir = models_dir();
+    files(model)
+        .iter()
+        .find(|f| !dir.join(f).exists())
+        .map(|f| {
+            format!(
+                "{f} is not in {} and scripts/fetch-models.sh could not fetch it",
+                dir.display()
+            )
+        })
+}
+
 fn build(model: &str) -> Vec<u8> {
-    let artifact = match model {
-        "stories260K" => convert(&read("stories260K.bin"), &read("tok512.bin")),
-        "aidreams260K" => convert(&read("aidreams260K.bin"), &read("tok512-aidreams.bin")),
+    let artifact = match (model, files(model)) {
         // The stories15M shape: deterministic synthetic weights (seed 1)
         // with llama2's real tokenizer.
-        "stories15M-synthetic" => convert(
+        ("stories15M-synthetic", [tokenizer]) => convert(
             &synthetic_checkpoint(&STORIES15M, 1).expect("valid shape"),
-            &read("tokenizer.bin"),
+            &read(tokenizer),
         ),
-        other => panic!("unknown model {other}; known: {MODELS:?}"),
+        (_, [checkpoint, tokenizer]) => convert(&read(checkpoint), &read(tokenizer)),
+        _ => unreachable!("every model names its files"),
     };
     artifact.unwrap_or_else(|e| panic!("converting {model}: {e}"))
 }

@@ -5,7 +5,7 @@ use curta_core::{init_state, planner, state_size, turn, Metadata, TurnResult};
 
 use crate::manifest::RunSpec;
 
-pub use curta_core::inference::StateBuffer as Aligned;
+pub use curta_core::state::StateBuffer as Aligned;
 
 /// A fresh state for a run.
 pub fn open(m: &Metadata, spec: &RunSpec) -> Aligned {

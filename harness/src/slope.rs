@@ -1,11 +1,11 @@
-//! Compute units per multiply-accumulate, measured as the specification
-//! does: the slope between two turns that differ only in the count of matrix
+//! Compute units per multiply-accumulate (`docs/sbf.md`, "The row kernel"):
+//! the slope between two turns that differ only in the count of matrix
 //! rows. Both start from the same state, put at row 0 of a matrix, under two
 //! turn allowances that both end inside that matrix.
 
-use curta_core::inference::{field, Header};
-use curta_core::planner::{self, phase, CHARGES};
+use curta_core::planner::{self, CHARGES};
 use curta_core::protocol::{run, RunAccountMut};
+use curta_core::state::{field, Header, Phase};
 use solana_account::Account;
 use solana_keypair::Keypair;
 use solana_pubkey::Pubkey;
@@ -50,7 +50,8 @@ pub async fn measure(model: &str) -> Slope {
     };
     let mut state = native::open(&m, &spec);
     native::step(&art, &m, &mut state);
-    state[field::PHASE..field::PHASE + 4].copy_from_slice(&phase::CLASSIFIER.to_le_bytes());
+    state[field::PHASE..field::PHASE + 4]
+        .copy_from_slice(&(Phase::Classifier as u32).to_le_bytes());
     let h = Header::read(&state).expect("header");
     // Two allowances, for a fifth and four fifths of the rows one turn can
     // hold (or of the matrix, when smaller): both end inside the matrix.
@@ -63,7 +64,7 @@ pub async fn measure(model: &str) -> Slope {
         let plan = planner::plan_cursor(&cfg, &h.run_shape(), &h.cursor(), a).expect("plan");
         assert_eq!(
             plan.end.phase,
-            phase::CLASSIFIER,
+            Phase::Classifier,
             "the turn must end inside the classifier"
         );
         *r = plan.end.row;

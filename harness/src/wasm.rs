@@ -1,6 +1,6 @@
 //! The WebAssembly replay: the same run, turn by turn, inside the
 //! curta-core module (`make build-wasm`), run by wasmtime through the
-//! exports of the specification's "WebAssembly exports".
+//! exports `docs/spec.md` lists ("WebAssembly exports").
 //!
 //! Every buffer a call reads lives in the module's linear memory: a run
 //! copies the artifact in once and addresses its sections inside that copy.
@@ -34,10 +34,10 @@ pub struct WasmCore {
     alloc: TypedFunc<u32, u32>,
     dealloc: TypedFunc<(u32, u32), ()>,
     state_size: TypedFunc<(u32, u32, u32), u32>,
-    #[allow(clippy::type_complexity)] // the specification's signature
+    #[allow(clippy::type_complexity)] // the exports' signature (docs/spec.md)
     init_state: TypedFunc<(u32, u32, u32, u32, u32, u32, u32, u32, u32), u32>,
     plan_turn: TypedFunc<(u32, u32, u32, u32), u32>,
-    #[allow(clippy::type_complexity)] // the specification's signature
+    #[allow(clippy::type_complexity)] // the exports' signature (docs/spec.md)
     turn_with_sections: TypedFunc<(u32, u32, u32, u32, u32, u32, u32, u32, u32), u32>,
     convert: TypedFunc<(u32, u32, u32, u32), u32>,
     result_len: TypedFunc<(), u32>,

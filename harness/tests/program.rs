@@ -88,7 +88,7 @@ async fn reference_run_through_the_upload_path_matches_native_turn_by_turn() {
                 generated: info.generated,
                 generated_this_turn: expected.generated_this_turn,
                 charged: expected.work,
-                phase: info.phase,
+                phase: info.phase as u32,
                 text_len: info.text_len,
             }
         );

@@ -38,7 +38,7 @@ pub struct InstructionInput<'a> {
 /// Parses the input buffer into views, without copying account data.
 ///
 /// Inlined because a non-inlined SBF function cannot return an aggregate
-/// (sbf-notes.md, pitfall 6).
+/// (docs/sbf.md, trap 6).
 ///
 /// # Safety
 /// `input` is a buffer in the format above, 8-byte aligned, valid and not

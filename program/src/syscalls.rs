@@ -3,7 +3,7 @@
 //!
 //! Why not `extern "C"`: sbpf-linker 0.1.9 internalizes undefined externs and
 //! LLVM then drops their arguments, so the program builds and is wrong
-//! (sbf-notes.md, pitfall 1). A call to a constant address is what the loader
+//! (docs/sbf.md, trap 1). A call to a constant address is what the loader
 //! resolves as a syscall. On the host the same functions are shims: logging
 //! does nothing, memory syscalls use `core::ptr`, so the crate links and its
 //! logic can be tested.
@@ -219,7 +219,7 @@ mod tests {
 
     #[test]
     fn hashes_match_names() {
-        // The one value sbf-notes.md records from a working program.
+        // The one value docs/sbf.md records from a working program.
         assert_eq!(hash::SOL_LOG, 0x207559bd);
         for (name, h) in hash::ALL {
             assert_eq!(murmur3_32(name.as_bytes(), 0), h, "{name}");

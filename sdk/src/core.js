@@ -12,7 +12,7 @@ import {
   u32Arg,
 } from './format.js';
 
-/** The core errors' names, by number, as the specification spells them. */
+/** The core errors' names, by number, as docs/spec.md spells them. */
 export const ERROR_NAMES = Object.freeze({
   1: 'InvalidConfig',
   2: 'InvalidFormat',
@@ -46,11 +46,12 @@ export function check(code) {
   if (code !== 0) throw new CurtaCoreError(code >>> 0);
 }
 
-/** The module's exports, as the specification lists them. */
+/** The module's exports, as docs/spec.md lists them. */
 export const EXPORTS = Object.freeze([
   'alloc',
   'dealloc',
   'state_size',
+  'state_layout',
   'init_state',
   'plan_turn',
   'turn_with_sections',
@@ -69,6 +70,29 @@ const QUOTE_ERROR = 0xffffffff00000000n;
 const PLAN_LEN = 20;
 
 /**
+ * The names of the 16 u32 `state_layout` writes, in its order: the
+ * buffers' offsets in the state, then its size and its cache positions.
+ */
+export const STATE_LAYOUT_FIELDS = Object.freeze([
+  'prompt',
+  'promptTokens',
+  'outputTokens',
+  'outputText',
+  'x',
+  'xb',
+  'xb2',
+  'q',
+  'hb',
+  'hb2',
+  'logits',
+  'scores',
+  'keys',
+  'values',
+  'size',
+  'cachePositions',
+]);
+
+/**
  * The raw exports. Pointers, lengths and u32 values cross as wasm i32
  * (JavaScript numbers; read u32 results with `>>> 0`), `quote` returns a
  * wasm i64 (a BigInt).
@@ -77,6 +101,7 @@ const PLAN_LEN = 20;
  * @property {(length: number) => number} alloc
  * @property {(pointer: number, length: number) => void} dealloc
  * @property {(config: number, promptLength: number, maxTokens: number) => number} state_size
+ * @property {(config: number, promptLength: number, maxTokens: number, output: number) => number} state_layout
  * @property {(config: number, state: number, stateLength: number, prompt: number, promptLength: number, maxTokens: number, temperatureQ16: number, seedLow: number, seedHigh: number) => number} init_state
  * @property {(config: number, state: number, stateLength: number, output: number) => number} plan_turn
  * @property {(config: number, state: number, stateLength: number, metadata: number, metadataLength: number, first: number, firstLength: number, second: number, secondLength: number) => number} turn_with_sections
@@ -319,6 +344,37 @@ export class CoreWasm {
       throw new RangeError(`state_size: configuration, prompt length ${promptLength} or max tokens ${maxTokens} out of range`);
     }
     return size >>> 0;
+  }
+
+  /**
+   * Where each buffer of a state lies, as the module computes it: byte
+   * offsets from the state's start (`prompt`, `promptTokens`,
+   * `outputTokens`, `outputText`, `x`, `xb`, `xb2`, `q`, `hb`, `hb2`,
+   * `logits`, `scores`, `keys`, `values`), its `size` and its
+   * `cachePositions`.
+   * @param {import('./format.js').Config | Uint8Array} config
+   * @param {number} promptLength bytes, up to 1,024
+   * @param {number} maxTokens 1 to the context length
+   * @returns {Record<string, number>}
+   * @throws {CurtaCoreError} InvalidConfig or InvalidPrompt when out of range
+   */
+  stateLayout(config, promptLength, maxTokens) {
+    const length = 4 * STATE_LAYOUT_FIELDS.length;
+    return this.withBuffers([encodeConfig(config), new Uint8Array(length)], (c, out) => {
+      check(
+        this.exports.state_layout(
+          c.pointer,
+          u32Arg('promptLength', promptLength),
+          u32Arg('maxTokens', maxTokens),
+          out.pointer,
+        ),
+      );
+      const dv = new DataView(out.view().buffer, out.pointer, length);
+      /** @type {Record<string, number>} */
+      const layout = {};
+      STATE_LAYOUT_FIELDS.forEach((name, i) => (layout[name] = dv.getUint32(4 * i, true)));
+      return layout;
+    });
   }
 
   /**

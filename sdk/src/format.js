@@ -1,8 +1,9 @@
 // @ts-check
 // Byte layouts the SDK reads on the JavaScript side: the artifact's header
-// and section table, the state header and the places of the state's output
-// buffers (see the specification's "The resumable state"), and the run
-// parameters as the module takes them. Marshalling only: no inference here.
+// and section table, the state header (docs/format.md, docs/state.md), and
+// the run parameters as the module takes them. Marshalling only: no
+// inference here, and where a state's buffers lie comes from the module
+// (`CoreWasm.stateLayout`).
 
 /** The artifact's magic, `CURTAW01`. */
 export const ARTIFACT_MAGIC = 'CURTAW01';
@@ -22,8 +23,6 @@ export const STATE_HEADER_LEN = 128;
 export const STATE_TAG = 'CURTAST2';
 /** The phase of a complete run. */
 export const PHASE_DONE = 20;
-/** Output text bytes reserved per generated token. */
-export const MAX_TOKEN_BYTES = 128;
 
 /**
  * A model's shape, llama2.c's seven header values.
@@ -188,24 +187,6 @@ export function readStateInfo(state) {
     turns: Number(dv.getBigUint64(80, true)),
     complete: phase === PHASE_DONE,
   };
-}
-
-/** @param {number} n */
-const align8 = (n) => Math.ceil(n / 8) * 8;
-
-/**
- * Where the prompt, prompt tokens, output tokens and output text start in
- * a state, from the prompt's length and max tokens: the buffers follow the
- * header in that order, each at a multiple of eight.
- * @param {number} promptLength
- * @param {number} maxTokens
- */
-export function stateOffsets(promptLength, maxTokens) {
-  const prompt = STATE_HEADER_LEN;
-  const promptTokens = align8(prompt + promptLength);
-  const outputTokens = align8(promptTokens + 4 * (promptLength + 2));
-  const outputText = align8(outputTokens + 4 * maxTokens);
-  return { prompt, promptTokens, outputTokens, outputText };
 }
 
 /**

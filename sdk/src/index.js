@@ -9,6 +9,7 @@ export {
   CurtaCoreError,
   ERROR_NAMES,
   EXPORTS,
+  STATE_LAYOUT_FIELDS,
   WasmBuffer,
   check,
   loadCore,
@@ -21,6 +22,5 @@ export {
   readSectionTable,
   readStateInfo,
   splitSeed,
-  stateOffsets,
   temperatureToQ16,
 } from './format.js';

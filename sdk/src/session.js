@@ -3,7 +3,7 @@
 // program runs it on chain: each turn's plan names the sections it reads.
 
 import { CoreArtifact, CoreWasm, CurtaCoreError, check, optionsQ16, promptBytes } from './core.js';
-import { MAX_TOKEN_BYTES, readStateInfo, splitSeed, stateOffsets, u32Arg } from './format.js';
+import { readStateInfo, splitSeed, u32Arg } from './format.js';
 
 /** The bytes `plan_turn` writes. */
 const PLAN_LEN = 20;
@@ -44,8 +44,6 @@ export class CoreSession {
     this.ownsArtifact = ownsArtifact;
     this.stateBuffer = state;
     this.planBuffer = core.allocBuffer(PLAN_LEN);
-    const info = readStateInfo(state.view());
-    this.offsets = stateOffsets(info.promptLength, info.maxTokens);
   }
 
   /**
@@ -103,9 +101,12 @@ export class CoreSession {
   static #withArtifact(core, artifact, makeState) {
     const owns = !(artifact instanceof CoreArtifact);
     const loaded = artifact instanceof CoreArtifact ? artifact : core.loadArtifact(artifact);
+    let state;
     try {
-      return new CoreSession(core, loaded, owns, makeState(loaded));
+      state = makeState(loaded);
+      return new CoreSession(core, loaded, owns, state);
     } catch (e) {
+      state?.free();
       if (owns) loaded.free();
       throw e;
     }
@@ -173,6 +174,22 @@ export class CoreSession {
     return { tokens: this.tokens(), text: this.text(), turns: this.info().turns };
   }
 
+  /** @type {Record<string, number> | undefined} */
+  #layout;
+
+  /**
+   * Where the state's buffers lie, as the module computes them
+   * (`CoreWasm.stateLayout`), on first use: a resumed state that does not
+   * check fails here, or in `step`, with the core's error.
+   */
+  get layout() {
+    if (!this.#layout) {
+      const info = this.info();
+      this.#layout = this.core.stateLayout(this.artifact.configBytes, info.promptLength, info.maxTokens);
+    }
+    return this.#layout;
+  }
+
   /** The state header's cursor and counters. */
   info() {
     return readStateInfo(this.stateBuffer.view());
@@ -196,18 +213,20 @@ export class CoreSession {
 
   /** The generated token ids. */
   tokens() {
-    return this.#u32s(this.offsets.outputTokens, this.info().generated);
+    return this.#u32s(this.layout.outputTokens, this.info().generated);
   }
 
   /** The prompt's token ids (once tokenizing is done). */
   promptTokens() {
-    return this.#u32s(this.offsets.promptTokens, this.info().promptTokens);
+    return this.#u32s(this.layout.promptTokens, this.info().promptTokens);
   }
 
   /** The generated text's bytes. */
   textBytes() {
-    const length = Math.min(this.info().textLength, MAX_TOKEN_BYTES * this.info().maxTokens);
-    return this.stateBuffer.view().slice(this.offsets.outputText, this.offsets.outputText + length);
+    const { outputText, x } = this.layout;
+    // The output text buffer ends where x begins.
+    const length = Math.min(this.info().textLength, x - outputText);
+    return this.stateBuffer.view().slice(outputText, outputText + length);
   }
 
   /**

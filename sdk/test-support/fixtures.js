@@ -13,11 +13,9 @@ import { loadCore } from '../src/index.js';
 /** The workspace root: the folder above sdk/. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** `$CURTA_MODELS`, else `../shared/models` beside the workspace, else `models/`. */
+/** `$CURTA_MODELS`, else the `models/` folder `scripts/fetch-models.sh` fills. */
 export function modelsDir() {
-  if (process.env.CURTA_MODELS) return process.env.CURTA_MODELS;
-  const shared = join(REPO_ROOT, '../shared/models');
-  return existsSync(join(shared, 'stories260K.bin')) ? shared : join(REPO_ROOT, 'models');
+  return process.env.CURTA_MODELS ?? join(REPO_ROOT, 'models');
 }
 
 /** @param {string} name */
@@ -148,9 +146,11 @@ export function parseReceipt(text) {
 
 /**
  * The runs of `golden/manifest.json` (in `$CURTA_GOLDEN` when set) on the
- * models above, each with its receipt (a missing one is an error).
+ * models above, each with its receipt (a missing one is an error). A run
+ * whose model files this machine lacks is left out, and named in `skipped`.
+ * @param {string[]} [skipped] receives a line per run left out
  */
-export function goldenRuns() {
+export function goldenRuns(skipped = []) {
   const golden = process.env.CURTA_GOLDEN ?? join(REPO_ROOT, 'golden');
   const path = join(golden, 'manifest.json');
   if (!existsSync(path)) throw new Error(`${path} is missing`);
@@ -158,6 +158,11 @@ export function goldenRuns() {
   const runs = [];
   for (const r of manifest.runs ?? []) {
     if (!(r.model in GOLDEN_MODELS)) continue;
+    const missing = GOLDEN_MODELS[r.model].find((f) => !existsSync(join(modelsDir(), f)));
+    if (missing) {
+      skipped.push(`${r.name}: ${missing} is not in ${modelsDir()} and scripts/fetch-models.sh could not fetch it`);
+      continue;
+    }
     const receiptPath = join(golden, 'receipts', `${r.name}.txt`);
     if (!existsSync(receiptPath)) throw new Error(`${receiptPath} is missing: run make golden`);
     const prompt =

@@ -103,6 +103,29 @@ test('stateSize: the size, or a RangeError for parameters out of range', async (
   assert.throws(() => c.stateSize(new Uint8Array(28), 16, 12), RangeError);
 });
 
+test('stateLayout: the offsets of every buffer, from the module; out of range is a core error', async () => {
+  const c = await core();
+  const config = stories260K().subarray(16, 44);
+  const layout = c.stateLayout(config, 16, 12);
+  // The header's 128 bytes, then the 16 prompt bytes, then 18 prompt tokens.
+  assert.equal(layout.prompt, 128);
+  assert.equal(layout.promptTokens, 144);
+  assert.equal(layout.outputTokens, 144 + 4 * 18);
+  assert.equal(layout.cachePositions, 29);
+  assert.equal(layout.size, c.stateSize(config, 16, 12));
+  const order = ['prompt', 'promptTokens', 'outputTokens', 'outputText', 'x', 'xb', 'xb2', 'q'];
+  order.push('hb', 'hb2', 'logits', 'scores', 'keys', 'values', 'size');
+  for (let i = 1; i < order.length; i++) assert.ok(layout[order[i - 1]] < layout[order[i]], order[i]);
+  assert.throws(() => c.stateLayout(config, 16, 0), coreError(6));
+  assert.throws(() => c.stateLayout(new Uint8Array(28), 16, 12), coreError(1));
+  const out = c.allocBuffer(64);
+  const cfg = c.copyIn(config);
+  assert.equal(c.exports.state_layout(cfg.pointer, 16, 12, c.memory.buffer.byteLength), 4);
+  assert.equal(c.exports.state_layout(cfg.pointer, 16, 12, out.pointer), 0);
+  out.free();
+  cfg.free();
+});
+
 test('quote: errors are thrown with their numbers', async () => {
   const c = await core();
   assert.throws(() => c.quote(stories260K(), 'a\0', { maxTokens: 4 }), coreError(6));

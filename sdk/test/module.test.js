@@ -30,6 +30,7 @@ test('each export takes the specification’s count of arguments', async () => {
     alloc: 1,
     dealloc: 2,
     state_size: 3,
+    state_layout: 4,
     init_state: 9,
     plan_turn: 4,
     turn_with_sections: 9,

@@ -186,7 +186,9 @@ test('the raw exports: required_section, and turn for a plan of at most one sect
 });
 
 test('golden receipts: every 260K run of golden/manifest.json, turn by turn', async (t) => {
-  const runs = goldenRuns();
+  const skipped = [];
+  const runs = goldenRuns(skipped);
+  for (const line of skipped) t.diagnostic(`skipping ${line}`);
   assert.ok(runs.length > 0, 'golden/manifest.json names no run of a 260K model');
   const c = await core();
   for (const run of runs) {

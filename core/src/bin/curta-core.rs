@@ -1,16 +1,20 @@
 //! `curta-core`: convert a llama2.c checkpoint, inspect an artifact, quote a
 //! run and run it turn by turn, natively.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use curta_core::convert::{convert, open_artifact};
-use curta_core::format::{LayerMatrix, Metadata};
-use curta_core::inference::{self, plan_sections, StateBuffer, StateLayout};
-use curta_core::planner::{self, phase};
+use curta_core::convert::{convert_explained, open_artifact, Input};
+use curta_core::format::{header, LayerMatrix, Metadata, MAGIC, SECTION_TABLE, VERSION};
+use curta_core::inference::{self, plan_sections};
+use curta_core::planner;
 use curta_core::protocol::RUN_HEADER_LEN;
 use curta_core::sha256::{hex, sha256};
-use curta_core::{init_state, output_text, output_tokens, state_size, turn, Error, StateInfo};
+use curta_core::state::{self, StateBuffer, StateLayout, MAX_PROMPT_BYTES, MAX_TEMPERATURE_Q16};
+use curta_core::{
+    init_state, output_text, output_tokens, read_u32, read_u64, state_size, turn, Config, Error,
+    Phase, StateInfo,
+};
 
 const USAGE: &str = "usage:
   curta-core convert CHECKPOINT TOKENIZER -o OUT.curta
@@ -19,19 +23,25 @@ const USAGE: &str = "usage:
   curta-core quote ARTIFACT (--prompt TEXT | --prompt-file FILE) --max-tokens N
                    [--temperature T | --temperature-q16 Q] [--json]
   curta-core run ARTIFACT (--prompt TEXT | --prompt-file FILE) --max-tokens N
-                 [--temperature T | --temperature-q16 Q] [--seed S] [--states DIR] [--json]";
+                 [--temperature T | --temperature-q16 Q] [--seed S] [--states DIR] [--json] [--verbose]";
 
-/// A failure: a usage mistake, an I/O problem or a core error.
+/// A failure: a usage mistake, an I/O problem or a core error, which
+/// carries what was wrong with which value when the binary can say.
 enum Failure {
     Usage(String),
     Io(String),
-    Core(Error),
+    Core(Error, Option<String>),
 }
 
 impl From<Error> for Failure {
     fn from(e: Error) -> Self {
-        Failure::Core(e)
+        Failure::Core(e, None)
     }
+}
+
+/// A core error with the value and the limit it broke.
+fn refused(error: Error, reason: String) -> Failure {
+    Failure::Core(error, Some(reason))
 }
 
 fn main() -> ExitCode {
@@ -46,8 +56,13 @@ fn main() -> ExitCode {
             eprintln!("error: {message}");
             ExitCode::FAILURE
         }
-        Err(Failure::Core(e)) => {
-            eprintln!("error: {} (core error {})", e.name(), e.code());
+        Err(Failure::Core(e, reason)) => {
+            match reason {
+                Some(reason) => {
+                    eprintln!("error: {reason} ({}, core error {})", e.name(), e.code())
+                }
+                None => eprintln!("error: {} (core error {})", e.name(), e.code()),
+            }
             ExitCode::FAILURE
         }
     }
@@ -62,7 +77,7 @@ struct Args {
 
 impl Args {
     fn parse(args: &[String]) -> Result<Args, Failure> {
-        const SWITCHES: [&str; 1] = ["--json"];
+        const SWITCHES: [&str; 2] = ["--json", "--verbose"];
         let mut out = Args {
             positional: vec![],
             flags: vec![],
@@ -131,7 +146,16 @@ fn dispatch(args: &[String]) -> Result<(), Failure> {
             let out = args
                 .get("-o")
                 .ok_or_else(|| Failure::Usage("convert needs -o OUT".into()))?;
-            let artifact = convert(&read(&args.positional[0])?, &read(&args.positional[1])?)?;
+            let (checkpoint, tokenizer) = (&args.positional[0], &args.positional[1]);
+            let artifact = convert_explained(&read(checkpoint)?, &read(tokenizer)?).map_err(
+                |(input, r)| {
+                    let (path, kind) = match input {
+                        Input::Checkpoint => (checkpoint, "llama2.c checkpoint"),
+                        Input::Tokenizer => (tokenizer, "llama2.c tokenizer for this checkpoint"),
+                    };
+                    refused(r.error, format!("{path} is not a {kind}: {}", r.reason))
+                },
+            )?;
             write(std::path::Path::new(out), &artifact)?;
             let m = open_artifact(&artifact)?;
             println!(
@@ -151,7 +175,21 @@ fn dispatch(args: &[String]) -> Result<(), Failure> {
                         return Err(Failure::Usage("--config takes seven numbers".into()));
                     }
                     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-                    curta_core::Config::read(&bytes)?
+                    Config::read(&bytes).map_err(|e| {
+                        let config = Config {
+                            dim: values[0],
+                            hidden_dim: values[1],
+                            n_layers: values[2],
+                            n_heads: values[3],
+                            n_kv_heads: values[4],
+                            vocab_size: values[5],
+                            seq_len: values[6],
+                        };
+                        match config.out_of_range() {
+                            Some(problem) => refused(e, format!("--config {list}: {problem}")),
+                            None => e.into(),
+                        }
+                    })?
                 }
                 _ => return Err(Failure::Usage("give --shape stories15M or --config".into())),
             };
@@ -167,8 +205,9 @@ fn dispatch(args: &[String]) -> Result<(), Failure> {
         }
         "inspect" => {
             args.check(1, &[])?;
-            let artifact = read(&args.positional[0])?;
-            inspect(&open_artifact(&artifact)?, args.has("--json"));
+            let path = &args.positional[0];
+            let artifact = read(path)?;
+            inspect(&open(path, &artifact)?, args.has("--json"));
             Ok(())
         }
         "quote" | "run" => {
@@ -183,20 +222,20 @@ fn dispatch(args: &[String]) -> Result<(), Failure> {
                 allowed.extend(["--seed", "--states"]);
             }
             args.check(1, &allowed)?;
-            let artifact = read(&args.positional[0])?;
-            let m = open_artifact(&artifact)?;
+            let path = &args.positional[0];
+            let artifact = read(path)?;
+            let m = open(path, &artifact)?;
             let run = RunArgs::parse(&args)?;
-            if command == "quote" {
-                quote(&m, &run, args.has("--json"))
+            let output = Output {
+                json: args.has("--json"),
+                verbose: args.has("--verbose"),
+            };
+            let done = if command == "quote" {
+                quote(&m, &run, output.json)
             } else {
-                generate(
-                    &artifact,
-                    &m,
-                    &run,
-                    args.get("--states"),
-                    args.has("--json"),
-                )
-            }
+                generate(&artifact, &m, &run, args.get("--states"), output)
+            };
+            done.map_err(|f| explain_run(f, &m, &run))
         }
         other => Err(Failure::Usage(format!("unknown command {other}"))),
     }
@@ -206,6 +245,8 @@ struct RunArgs {
     prompt: Vec<u8>,
     max_tokens: u32,
     temperature_q16: u32,
+    /// The temperature as given, for messages.
+    temperature: String,
     seed: u64,
 }
 
@@ -228,24 +269,37 @@ impl RunArgs {
                 })
                 .transpose()
         };
-        let max_tokens = number("--max-tokens")?
-            .ok_or_else(|| Failure::Usage("--max-tokens is required".into()))?;
-        let temperature_q16 = match (args.get("--temperature"), number("--temperature-q16")?) {
-            (Some(_), Some(_)) => {
-                return Err(Failure::Usage(
-                    "give --temperature or --temperature-q16".into(),
-                ))
+        let word = |name: &str| -> Result<Option<u32>, Failure> {
+            match number(name)? {
+                Some(n) if n > u32::MAX as u64 => Err(Failure::Usage(format!(
+                    "{name} {n}: the most is {}",
+                    u32::MAX
+                ))),
+                n => Ok(n.map(|n| n as u32)),
             }
-            (Some(t), None) => {
-                decimal_q16(t).ok_or_else(|| Failure::Usage(format!("bad temperature {t}")))?
-            }
-            (None, Some(q)) => q,
-            (None, None) => 0,
         };
+        let max_tokens = word("--max-tokens")?
+            .ok_or_else(|| Failure::Usage("--max-tokens is required".into()))?;
+        let (temperature_q16, temperature) =
+            match (args.get("--temperature"), word("--temperature-q16")?) {
+                (Some(_), Some(_)) => {
+                    return Err(Failure::Usage(
+                        "give --temperature or --temperature-q16".into(),
+                    ))
+                }
+                (Some(t), None) => {
+                    let q = decimal_q16(t)
+                        .ok_or_else(|| Failure::Usage(format!("bad temperature {t}")))?;
+                    (q.min(u32::MAX as u64) as u32, t.to_string())
+                }
+                (None, Some(q)) => (q, format!("{q}/65536")),
+                (None, None) => (0, "0".into()),
+            };
         Ok(RunArgs {
             prompt,
-            max_tokens: max_tokens.min(u32::MAX as u64) as u32,
-            temperature_q16: temperature_q16.min(u32::MAX as u64) as u32,
+            max_tokens,
+            temperature_q16,
+            temperature,
             seed: number("--seed")?.unwrap_or(0),
         })
     }
@@ -380,15 +434,60 @@ fn json_string(bytes: &[u8]) -> String {
     out
 }
 
+/// How `run` reports: JSON at the end, and per-turn lines when verbose.
+#[derive(Clone, Copy)]
+struct Output {
+    json: bool,
+    verbose: bool,
+}
+
+/// `run`'s report of its turns on stderr: with `--verbose` one line per
+/// turn; else, on a terminal, one line rewritten in place; else nothing.
+struct Progress {
+    verbose: bool,
+    live: bool,
+    /// The turns a run without an early end token takes.
+    quoted: u64,
+}
+
+impl Progress {
+    fn turn(&self, turns: u64, info: &StateInfo, max_tokens: u32) {
+        let phase = match info.phase {
+            Phase::Done => "done".to_string(),
+            p => (p as u32).to_string(),
+        };
+        if self.verbose {
+            eprintln!(
+                "turn {turns} position {} phase {phase} tokens {}",
+                info.position, info.generated
+            );
+        } else if self.live {
+            eprint!(
+                "\r\x1b[Kturn {turns} of {}: position {}, {} of {max_tokens} tokens",
+                self.quoted, info.position, info.generated
+            );
+            std::io::stderr().flush().ok();
+        }
+    }
+
+    /// Clears the live line.
+    fn finish(&self) {
+        if self.live {
+            eprint!("\r\x1b[K");
+        }
+    }
+}
+
 fn generate(
     artifact: &[u8],
     m: &Metadata,
     run: &RunArgs,
     states: Option<&str>,
-    json: bool,
+    output: Output,
 ) -> Result<(), Failure> {
     let config = m.config;
-    let mut state = StateBuffer::new(state_size(config, run.prompt.len(), run.max_tokens)?);
+    let size = state_size(config, run.prompt.len(), run.max_tokens)?;
+    let mut state = StateBuffer::new(size);
     init_state(
         config,
         &mut state,
@@ -403,6 +502,21 @@ fn generate(
             .map_err(|e| Failure::Io(format!("cannot create {}: {e}", dir.display())))?;
         write(&dir.join("000000.state"), &state)?;
     }
+    let live = !output.verbose && std::io::stderr().is_terminal();
+    let progress = Progress {
+        verbose: output.verbose,
+        live,
+        quoted: if live {
+            let mut scratch = StateBuffer::new(size);
+            let (prompt, max, q16) = (&run.prompt, run.max_tokens, run.temperature_q16);
+            inference::quote_turns(config, m.bytes, prompt, max, q16, &mut scratch)?
+        } else {
+            0
+        },
+    };
+    // The text goes to stdout as it comes, unless the live line is on the
+    // terminal: then at the end.
+    let stream = !output.json && !live;
     let layout = StateLayout::new(&config, run.prompt.len(), run.max_tokens)?;
     let mut printed = 0usize;
     let mut stdout = std::io::stdout();
@@ -410,42 +524,156 @@ fn generate(
     while !StateInfo::read(&state)?.complete {
         let plan = planner::plan_turn(config, &state)?;
         let sections = plan_sections(artifact, m, &plan);
-        turn(config, &mut state, m.bytes, &sections[..plan.section_count])?;
+        let stepped = turn(config, &mut state, m.bytes, &sections);
+        if stepped.is_err() {
+            progress.finish();
+        }
+        stepped?;
         turns += 1;
         if let Some(dir) = &dir {
             write(&dir.join(format!("{turns:06}.state")), &state)?;
         }
         let info = StateInfo::read(&state)?;
-        let text = &state[layout.output_text..layout.output_text + info.text_len as usize];
-        if !json {
+        if stream {
+            let text = &state[layout.output_text..layout.output_text + info.text_len as usize];
             stdout.write_all(&text[printed..]).ok();
             stdout.flush().ok();
+            printed = text.len();
         }
-        printed = text.len();
-        let name = if info.phase == phase::DONE {
-            "done".to_string()
-        } else {
-            info.phase.to_string()
-        };
-        eprintln!(
-            "turn {turns} position {} phase {name} tokens {}",
-            info.position, info.generated
-        );
+        progress.turn(turns, &info, run.max_tokens);
     }
+    progress.finish();
     let tokens = u32s(output_tokens(config, &state));
-    let prompt_tokens = u32s(inference::prompt_tokens(config, &state));
-    if json {
+    let prompt_tokens = u32s(state::prompt_tokens(config, &state));
+    let text = output_text(config, &state);
+    if output.json {
         let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
         println!(
             "{{\"prompt_tokens\":[{}],\"tokens\":[{}],\"text\":{},\"turns\":{turns},\"state_sha256\":\"{}\"}}",
             list(&prompt_tokens),
             list(&tokens),
-            json_string(output_text(config, &state)),
+            json_string(text),
             String::from_utf8_lossy(&hex(&sha256(&state)))
         );
     } else {
+        stdout.write_all(&text[printed..]).ok();
         println!();
         eprintln!("{} tokens in {turns} turns", tokens.len());
     }
     Ok(())
+}
+
+/// Opens an artifact, saying what is wrong with a file that is not one.
+fn open<'a>(path: &str, artifact: &'a [u8]) -> Result<Metadata<'a>, Failure> {
+    open_artifact(artifact).map_err(|e| {
+        let not = |why: String| refused(e, format!("{path} is not a Curta artifact: {why}"));
+        let zero = read_u64(artifact, SECTION_TABLE + 8);
+        if artifact.len() < SECTION_TABLE || artifact[..8] != MAGIC {
+            not(format!(
+                "it does not open with {}",
+                String::from_utf8_lossy(&MAGIC)
+            ))
+        } else if read_u32(artifact, header::VERSION) != VERSION {
+            not(format!(
+                "format version {}: this build reads version {VERSION}",
+                read_u32(artifact, header::VERSION)
+            ))
+        } else if let Some(problem) = Config::read(&artifact[header::CONFIG..])
+            .err()
+            .and_then(|_| config_at(artifact).out_of_range())
+        {
+            not(format!("its configuration has {problem}"))
+        } else if zero > artifact.len() as u64 {
+            not(format!(
+                "it is {} bytes, shorter than its section zero ({zero} bytes)",
+                artifact.len()
+            ))
+        } else {
+            match Metadata::new(&artifact[..zero as usize]) {
+                Ok(m) if m.artifact_len() != artifact.len() => not(format!(
+                    "it is {} bytes; its section table describes {}",
+                    artifact.len(),
+                    m.artifact_len()
+                )),
+                Ok(_) => not("its tokenizer does not check".into()),
+                Err(_) => not("its header, section table or tables do not check".into()),
+            }
+        }
+    })
+}
+
+/// The configuration in an artifact's header, unchecked.
+fn config_at(artifact: &[u8]) -> Config {
+    let word = |i: usize| read_u32(artifact, header::CONFIG + 4 * i);
+    Config {
+        dim: word(0),
+        hidden_dim: word(1),
+        n_layers: word(2),
+        n_heads: word(3),
+        n_kv_heads: word(4),
+        vocab_size: word(5),
+        seq_len: word(6),
+    }
+}
+
+/// Names the value and the limit behind a core error of `quote` or `run`.
+fn explain_run(failure: Failure, m: &Metadata, run: &RunArgs) -> Failure {
+    let e = match failure {
+        Failure::Core(e, None) => e,
+        other => return other,
+    };
+    let context = m.config.seq_len;
+    let prompt = &run.prompt;
+    let reason = match e {
+        Error::InvalidPrompt if prompt.len() > MAX_PROMPT_BYTES => format!(
+            "a prompt of {} bytes: the longest is {MAX_PROMPT_BYTES}",
+            prompt.len()
+        ),
+        Error::InvalidPrompt if prompt.contains(&0) => format!(
+            "the prompt holds a zero byte at byte {}",
+            prompt.iter().position(|&b| b == 0).unwrap_or(0)
+        ),
+        Error::InvalidPrompt if std::str::from_utf8(prompt).is_err() => format!(
+            "the prompt is not UTF-8 from byte {}",
+            std::str::from_utf8(prompt).err().map_or(0, |u| u.valid_up_to())
+        ),
+        Error::InvalidPrompt if run.max_tokens == 0 => {
+            "max tokens 0: a run generates at least 1 token".into()
+        }
+        Error::InvalidPrompt if run.max_tokens > context => format!(
+            "max tokens {}: the context is {context} positions",
+            run.max_tokens
+        ),
+        Error::InvalidPrompt if run.temperature_q16 > MAX_TEMPERATURE_Q16 => format!(
+            "temperature {}: the highest is {}",
+            run.temperature,
+            MAX_TEMPERATURE_Q16 >> 16
+        ),
+        Error::ContextExceeded => match prompt_token_count(m, prompt) {
+            Some(tokens) => format!(
+                "the prompt's {tokens} tokens and max tokens {} need {} positions: the context is {context}",
+                run.max_tokens,
+                tokens as u64 + run.max_tokens as u64 - 1
+            ),
+            None => format!("the prompt and max tokens {} pass the context of {context} positions", run.max_tokens),
+        },
+        Error::InvalidConfig => format!(
+            "a state for a prompt of {} bytes and max tokens {} would pass 4 GiB",
+            prompt.len(),
+            run.max_tokens
+        ),
+        _ => return e.into(),
+    };
+    refused(e, reason)
+}
+
+/// The count of tokens the prompt encodes to (tokenized for one token to
+/// come, which always fits).
+fn prompt_token_count(m: &Metadata, prompt: &[u8]) -> Option<u32> {
+    let mut state = StateBuffer::new(state_size(m.config, prompt.len(), 1).ok()?);
+    init_state(m.config, &mut state, prompt, 1, 0, 0).ok()?;
+    while StateInfo::read(&state).ok()?.phase.is_tokenizing() {
+        turn(m.config, &mut state, m.bytes, &[]).ok()?;
+    }
+    Some(StateInfo::read(&state).ok()?.prompt_tokens)
 }

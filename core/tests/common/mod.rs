@@ -8,18 +8,11 @@ use std::sync::OnceLock;
 use curta_core::convert::{convert, synthetic_checkpoint, STORIES15M};
 use curta_core::{planner, state_size, turn, Config, Metadata, StateInfo, WeightSection};
 
-/// `CURTA_MODELS`, else `../shared/models` beside the workspace, else the
-/// `models/` folder that `scripts/fetch-models.sh` fills.
+/// `CURTA_MODELS`, else the `models/` folder `scripts/fetch-models.sh` fills.
 pub fn models_dir() -> PathBuf {
-    if let Ok(dir) = std::env::var("CURTA_MODELS") {
-        return PathBuf::from(dir);
-    }
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let shared = root.join("../shared/models");
-    if shared.join("stories260K.bin").exists() {
-        shared
-    } else {
-        root.join("models")
+    match std::env::var("CURTA_MODELS") {
+        Ok(dir) => PathBuf::from(dir),
+        Err(_) => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models"),
     }
 }
 
@@ -27,7 +20,7 @@ pub fn model_file(name: &str) -> Vec<u8> {
     let path = models_dir().join(name);
     std::fs::read(&path).unwrap_or_else(|e| {
         panic!(
-            "{}: {e} (run scripts/fetch-models.sh or set CURTA_MODELS)",
+            "{}: {e} (run `make models` or scripts/fetch-models.sh, or set CURTA_MODELS)",
             path.display()
         )
     })
@@ -54,7 +47,7 @@ pub fn metadata(artifact: &[u8]) -> Metadata<'_> {
 }
 
 /// A zeroed buffer aligned to eight, as a state must be.
-pub use curta_core::inference::StateBuffer as Aligned;
+pub use curta_core::state::StateBuffer as Aligned;
 
 /// The sections the next turn's plan names, sliced from the artifact.
 pub fn plan_sections<'a>(artifact: &'a [u8], m: &Metadata, state: &[u8]) -> Vec<WeightSection<'a>> {

@@ -1,7 +1,8 @@
 //! `open_run`: opens a run of a sealed model in a new account that holds
 //! its rent plus the royalty for every token it may generate.
 
-use curta_core::inference::{self, RunParams, MAX_PROMPT_BYTES};
+use curta_core::inference::{self, RunParams, StateMemory};
+use curta_core::state::MAX_PROMPT_BYTES;
 use curta_core::protocol::{model, run, Address, RunAccountMut};
 use curta_core::Error;
 
@@ -81,7 +82,7 @@ pub fn open_run(program_id: &Address, accounts: &[AccountView], ix: &OpenRun) ->
     let stage_end = data.len().min(run::PROMPT + MAX_PROMPT_BYTES);
     data[run::PROMPT..stage_end].fill(0);
     let (mut header, state) = RunAccountMut(data).split();
-    inference::init_state_with(&config, &params, state, false).map_err(core_error)?;
+    inference::init_state_with(&config, &params, state, StateMemory::Zeroed).map_err(core_error)?;
     header.init(model_ai.key(), opener.key(), m.royalty(), escrow);
     Ok(())
 }

@@ -2,15 +2,16 @@
 //! the state, so whoever sends it, the turn does the same work. It pays the
 //! model's owner for the tokens generated and logs a receipt.
 
-use curta_core::inference::{self, Header, StateInfo, StateLayout, TurnInput, WeightSection};
+use curta_core::inference::{self, TurnInput, TurnSections, WeightSection};
 use curta_core::planner;
 use curta_core::protocol::{event, model, Address, RunAccount, RunAccountMut, TurnEvent};
+use curta_core::state::{Header, StateInfo, StateLayout};
 
 use crate::account::AccountView;
 use crate::checks::{
     config_account, distinct, model_account, model_config, owned, take, weight_account, writable,
 };
-use crate::error::{core_error, CurtaError, ProgramResult};
+use crate::error::{core_error, CurtaError, ProgramError, ProgramResult};
 use crate::log;
 
 /// Accounts: 0 config account, 1 model, 2 run (writable), 3 model owner
@@ -61,17 +62,13 @@ pub fn turn(
     if named.len() > plan.section_count {
         return Err(CurtaError::WrongAccountCount.into());
     }
-    let mut sections = [WeightSection {
-        index: 0,
-        bytes: &[],
-    }; 2];
-    for (slot, a) in sections.iter_mut().zip(named) {
-        let w = weight_account(a, program_id, model_ai.key(), &m)?;
-        *slot = WeightSection {
+    let sections = TurnSections::collect(named.len(), |i| {
+        let w = weight_account(&named[i], program_id, model_ai.key(), &m)?;
+        Ok::<_, ProgramError>(WeightSection {
             index: w.section(),
             bytes: w.bytes(),
-        };
-    }
+        })
+    })?;
     let royalty = r.royalty();
     let escrow = r.escrow();
     let paid_before = r.paid();
@@ -83,13 +80,13 @@ pub fn turn(
     let input = TurnInput {
         config,
         metadata: zero.bytes(),
-        sections: &sections[..named.len()],
+        sections: &sections,
         allowance,
     };
     // SAFETY: `r`'s borrow of the run's data ends above; the weight
     // accounts are other accounts (their tags are not a run's).
     let (mut header, state) = RunAccountMut(unsafe { run_ai.data_mut() }).split();
-    let result = inference::turn_planned(&input, Some(&plan), state).map_err(core_error)?;
+    let result = inference::turn_with(&input, Some(&plan), state).map_err(core_error)?;
 
     // The owner is paid where the lamports move, from the escrow alone.
     let pay = result.generated_this_turn as u64 * royalty;
@@ -113,7 +110,7 @@ pub fn turn(
         generated: after.generated,
         generated_this_turn: result.generated_this_turn,
         charged: result.work,
-        phase: after.phase,
+        phase: after.phase as u32,
         text_len: after.text_len,
     };
     let mut record = [0u8; event::LEN];
