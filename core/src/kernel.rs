@@ -128,7 +128,7 @@ fn dot_row(m: &Rows, r: usize) -> u64 {
 /// blocks per loop (3 more instructions per 64 weights): 3.30 compute units
 /// per multiply-accumulate. LLVM's own schedule spills accumulators and
 /// costs about 5.4.
-#[cfg(target_arch = "bpf")]
+#[cfg(sbf)]
 #[inline(always)]
 fn dot_blocks(blocks: &[u8], x: &[i64], acc: &mut [u64; TILE_ROWS]) {
     let n = x.len() / BLOCK_COLS;
@@ -193,7 +193,7 @@ fn dot_blocks(blocks: &[u8], x: &[i64], acc: &mut [u64; TILE_ROWS]) {
 /// `base + c`, `base + 8 + c`, `base + 16 + c` and `base + 24 + c`, where
 /// `base` is 0 for the first block and 24 (32 bytes on, less its 8 columns)
 /// for the second.
-#[cfg(target_arch = "bpf")]
+#[cfg(sbf)]
 macro_rules! column {
     ($c:literal) => {
         column!($c, 0)
@@ -226,10 +226,10 @@ macro_rules! column {
         )
     };
 }
-#[cfg(target_arch = "bpf")]
+#[cfg(sbf)]
 use column;
 
-#[cfg(not(target_arch = "bpf"))]
+#[cfg(not(sbf))]
 #[inline(always)]
 fn dot_blocks(blocks: &[u8], x: &[i64], acc: &mut [u64; TILE_ROWS]) {
     dot_blocks_portable(blocks, x, acc)
@@ -286,7 +286,7 @@ pub fn scores(
 /// `sum(a[i] * b[i])`, i64 by i32, wrapping, over slices of one length.
 #[inline(always)]
 fn dot_key(a: &[i64], b: &[i32]) -> i64 {
-    #[cfg(target_arch = "bpf")]
+    #[cfg(sbf)]
     if a.len() % 8 == 0 && a.len() == b.len() && !a.is_empty() {
         // SAFETY: both slices hold `a.len()` values, a multiple of 8.
         return unsafe { dot_key_blocks(a.as_ptr(), b.as_ptr(), a.len() / 8) };
@@ -299,7 +299,7 @@ fn dot_key(a: &[i64], b: &[i32]) -> i64 {
 }
 
 /// One product of `dot_key_blocks`: `a[k] * sign_extend(b[k])`.
-#[cfg(target_arch = "bpf")]
+#[cfg(sbf)]
 macro_rules! key_product {
     ($k:literal) => {
         concat!(
@@ -316,7 +316,7 @@ macro_rules! key_product {
 
 /// # Safety
 /// `a` and `b` point at `8 * blocks` readable values each, `blocks >= 1`.
-#[cfg(target_arch = "bpf")]
+#[cfg(sbf)]
 #[inline(always)]
 unsafe fn dot_key_blocks(a: *const i64, b: *const i32, blocks: usize) -> i64 {
     let mut acc = 0i64;
@@ -359,7 +359,7 @@ pub fn dot_values(p: &[i64], v: &[i32], stride: usize) -> i64 {
     dot_values_checked(p, v, stride)
 }
 
-#[cfg(not(target_arch = "bpf"))]
+#[cfg(not(sbf))]
 #[inline(always)]
 fn dot_values_checked(p: &[i64], v: &[i32], stride: usize) -> i64 {
     let mut acc = 0i64;
@@ -369,7 +369,7 @@ fn dot_values_checked(p: &[i64], v: &[i32], stride: usize) -> i64 {
     acc
 }
 
-#[cfg(target_arch = "bpf")]
+#[cfg(sbf)]
 #[inline(always)]
 fn dot_values_checked(p: &[i64], v: &[i32], stride: usize) -> i64 {
     let mut acc = 0i64;

@@ -97,7 +97,7 @@ pub unsafe fn deserialize<'a>(
 ///
 /// # Safety
 /// Called by the runtime only, with its input buffer.
-#[cfg(any(target_os = "solana", target_arch = "bpf"))]
+#[cfg(any(target_os = "solana", target_arch = "bpf", target_arch = "sbf"))]
 #[no_mangle]
 pub unsafe extern "C" fn entrypoint(input: *mut u8) -> u64 {
     let mut accounts = [const { MaybeUninit::<AccountView>::uninit() }; MAX_ACCOUNTS];

@@ -1,7 +1,7 @@
 //! Curta's on-chain program: a raw SBF entrypoint in the style of pinocchio,
 //! with no framework, no allocator and no solana crates.
 //!
-//! On SBF (`target_arch = "bpf"`, or platform-tools' `target_os = "solana"`)
+//! On SBF (`target_arch = "bpf"` here, or platform-tools' `"sbf"` and `target_os = "solana"`)
 //! the crate exports `entrypoint` and a panic handler; on the host it is a
 //! plain library whose syscalls are shims, so its logic can be unit tested.
 
@@ -9,7 +9,7 @@
 
 // Off SBF, link std for its panic handler (and the host cdylib's unwinding
 // runtime); tests use it too.
-#[cfg(not(any(target_os = "solana", target_arch = "bpf")))]
+#[cfg(not(any(target_os = "solana", target_arch = "bpf", target_arch = "sbf")))]
 extern crate std;
 
 pub mod account;
@@ -27,7 +27,7 @@ pub use error::{ProgramError, ProgramResult};
 
 /// Reports the panic's location to the runtime, which fails the instruction.
 /// Only on SBF: on the host, std's handler is the one linked.
-#[cfg(any(target_os = "solana", target_arch = "bpf"))]
+#[cfg(any(target_os = "solana", target_arch = "bpf", target_arch = "sbf"))]
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
     match info.location() {

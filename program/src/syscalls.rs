@@ -45,7 +45,7 @@ pub mod hash {
 
 /// Declares `pub unsafe fn $name(..)` that calls the function pointer at
 /// address `$hash` on SBF.
-#[cfg(any(target_os = "solana", target_arch = "bpf"))]
+#[cfg(any(target_os = "solana", target_arch = "bpf", target_arch = "sbf"))]
 macro_rules! define_syscall {
     ($(#[$attr:meta])* fn $name:ident($($arg:ident: $typ:ty),* $(,)?) $(-> $ret:ty)? = $hash:expr) => {
         $(#[$attr])*
@@ -60,7 +60,7 @@ macro_rules! define_syscall {
     };
 }
 
-#[cfg(any(target_os = "solana", target_arch = "bpf"))]
+#[cfg(any(target_os = "solana", target_arch = "bpf", target_arch = "sbf"))]
 mod imp {
     use super::hash;
 
@@ -94,7 +94,7 @@ mod imp {
 }
 
 /// Host shims with the same signatures.
-#[cfg(not(any(target_os = "solana", target_arch = "bpf")))]
+#[cfg(not(any(target_os = "solana", target_arch = "bpf", target_arch = "sbf")))]
 #[allow(clippy::missing_safety_doc)]
 mod imp {
     pub unsafe fn sol_log_(_message: *const u8, _len: u64) {}
