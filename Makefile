@@ -30,7 +30,7 @@ WASM_FEATURES := std
 # cdylib with its own #[panic_handler], which curta-core does not have.
 WASM_BUILD_STD := std,panic_abort
 
-.PHONY: setup setup-sbf setup-host models build-sbf build-wasm demo test lint test-core test-program test-bitexact test-wasm golden bench localnet test-localnet
+.PHONY: setup setup-sbf setup-host models build-sbf build-wasm demo test lint test-core test-program test-bitexact test-wasm golden bench localnet test-localnet test-e2e localnet-15m test-reproducible
 
 setup-sbf:
 	@bash $(ROOT)/scripts/setup-sbf.sh
@@ -63,6 +63,21 @@ build-sbf: setup-sbf
 		$(DEPLOY_DIR)/curta_program.so
 	@ls -l $(DEPLOY_DIR)/curta_program.so
 
+# The measuring build: `turn` writes each chunk's compute units into an
+# extra account (program feature cost-probe), for `make test-costs`. The
+# linker also writes target/deploy/curta_program.so whenever it runs: the
+# production build's own artifact is put back after.
+PROBE_TARGET_DIR := $(ROOT)/target/sbf-probe
+build-sbf-probe: build-sbf
+	cd $(ROOT) && $(DEB_ENV) PATH="$(or $(CARGO_HOME),$(HOME)/.cargo)/bin:$$PATH" LD_LIBRARY_PATH=$(LLVM_LINK_DIR) \
+		$(DEB_CARGO) build -p curta-program --lib --features cost-probe --target $(SBF_TARGET) --profile sbf \
+		--target-dir $(PROBE_TARGET_DIR)
+	install -D -m 0644 $(PROBE_TARGET_DIR)/$(SBF_TARGET)/sbf/libcurta_program.so \
+		$(DEPLOY_DIR)/curta_program_probe.so
+	install -D -m 0644 $(SBF_TARGET_DIR)/$(SBF_TARGET)/sbf/libcurta_program.so \
+		$(DEPLOY_DIR)/curta_program.so
+	@ls -l $(DEPLOY_DIR)/curta_program_probe.so
+
 build-wasm: setup-sbf
 	cd $(ROOT) && $(DEB_ENV) RUSTC_BOOTSTRAP=1 \
 		$(DEB_CARGO) rustc -p curta-core --lib --crate-type cdylib --features "$(WASM_FEATURES)" \
@@ -88,15 +103,21 @@ test-wasm: models build-wasm
 HARNESS_ENV = SBF_OUT_DIR=$(DEPLOY_DIR) CURTA_WASM=$(WASM_TARGET_DIR)/curta_core.wasm RUST_LOG=$${RUST_LOG:-error} \
 	CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh)
 
-# The main job: convert stories260K, run a prompt natively and on the SBF
-# VM (upload, seal, open, turns), printing the text, turns and compute units.
+# The main job: convert stories260K, start a local validator, and run the
+# curta client against it as a user would: deploy the program through the
+# upgradeable loader, upload the model, generate "Once upon a time" (the
+# text as it arrives, then turns, compute units, fees, slots and time),
+# stop the validator.
+CURTA_BIN_DIR := $${CARGO_TARGET_DIR:-$(ROOT)/target}/debug
 demo: setup build-sbf
-	cd $(ROOT) && $(HARNESS_ENV) cargo run -q -p curta-harness --bin demo -- "Once upon a time" 12
+	cd $(ROOT) && $(HOST_BUILD)
+	cd $(ROOT) && $(HARNESS_ENV) $(CURTA_BIN_DIR)/demo "Once upon a time" 12
 
 # Every test: the core's and the program's unit tests, the program on the
-# SBF VM and on the local validator, the bit-exactness harness with its
-# compute-unit report, the JS package.
-test: setup lint test-core test-program test-localnet test-bitexact test-wasm
+# SBF VM and on the local validator, the client end to end, the
+# bit-exactness harness with its compute-unit report, the JS package, and
+# two clean builds of the program giving the same bytes.
+test: setup lint test-core test-program test-localnet test-e2e test-bitexact test-wasm test-reproducible
 
 # Formatting and clippy, warnings as errors, on the core and the program.
 lint:
@@ -122,9 +143,44 @@ localnet: setup-host
 test-localnet: setup-host build-sbf
 	cd $(ROOT) && cargo test -p curta-harness --test localnet
 
+# The curta client on curta-localnet, run as a process: deploy through the
+# loader and verify, upload stories260K, the golden reference and T=0.8
+# runs (every turn's state against the receipts, transactions and fees
+# against the quote), a client killed mid-upload and mid-crank resuming
+# with nothing paid twice, bad input refused in words.
+test-e2e: setup-host models build-sbf
+	cd $(ROOT) && $(HOST_BUILD)
+	cd $(ROOT) && $(HARNESS_ENV) cargo test -p curta-harness --test e2e
+
+# The stories15M shape (synthetic weights, llama2's tokenizer; 530 turns)
+# on curta-localnet under today's and the legacy block limits: turns per
+# block, seconds per token, upload time; target/localnet-15m.md.
+# WINDOW=N sets the turns in flight.
+localnet-15m: setup build-sbf
+	cd $(ROOT) && $(HOST_BUILD)
+	cd $(ROOT) && $(HARNESS_ENV) $(CURTA_BIN_DIR)/localnet-15m $(WINDOW)
+
+# Two clean builds of the program, in fresh target folders, must give the
+# same bytes (and the same as `make build-sbf`'s), so that `curta program
+# verify` can tell a cluster's program is this source. The linker also
+# writes target/deploy/curta_program.so: the one there is put back.
+REPRO_DIR := $(ROOT)/target/sbf-repro
+test-reproducible: build-sbf
+	rm -rf $(REPRO_DIR) && mkdir -p $(REPRO_DIR)
+	cp -p $(DEPLOY_DIR)/curta_program.so $(REPRO_DIR)/deployed.so
+	set -e; for build in a b; do \
+		cd $(ROOT) && $(DEB_ENV) PATH="$(or $(CARGO_HOME),$(HOME)/.cargo)/bin:$$PATH" LD_LIBRARY_PATH=$(LLVM_LINK_DIR) \
+			$(DEB_CARGO) build -q -p curta-program --lib --target $(SBF_TARGET) --profile sbf \
+			--target-dir $(REPRO_DIR)/$$build; \
+	done
+	cp -p $(REPRO_DIR)/deployed.so $(DEPLOY_DIR)/curta_program.so
+	cmp $(REPRO_DIR)/a/$(SBF_TARGET)/sbf/libcurta_program.so $(REPRO_DIR)/b/$(SBF_TARGET)/sbf/libcurta_program.so
+	cmp $(REPRO_DIR)/a/$(SBF_TARGET)/sbf/libcurta_program.so $(REPRO_DIR)/deployed.so
+	sha256sum $(REPRO_DIR)/a/$(SBF_TARGET)/sbf/libcurta_program.so $(REPRO_DIR)/b/$(SBF_TARGET)/sbf/libcurta_program.so $(DEPLOY_DIR)/curta_program.so
+
 # Every golden run, turn by turn, on the SBF VM, natively and through the
 # WebAssembly module, against golden/; writes target/cu-report.md.
-test-bitexact: setup build-sbf build-wasm
+test-bitexact: setup build-sbf build-sbf-probe build-wasm
 	cd $(ROOT) && $(HARNESS_ENV) cargo test -p curta-harness --lib --test bitexact -- --nocapture
 
 # Writes golden/receipts/ and golden/slopes.txt, only when the three targets

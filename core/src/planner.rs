@@ -183,6 +183,82 @@ pub struct Chunk {
     pub completes: bool,
 }
 
+impl Chunk {
+    /// The chunk's kind, for a `Probe`: sampling's chunks that finish a
+    /// token (and pay for it) are a kind apart.
+    #[inline(always)]
+    pub fn kind(&self, run: &RunShape) -> ChunkKind {
+        let sub = match self.at.phase {
+            Phase::Attention => self.at.stage,
+            Phase::Sampling if self.completes && self.at.pass == run.last_pass() => {
+                ChunkKind::FINISH + self.at.pass
+            }
+            Phase::Sampling => self.at.pass,
+            _ => 0,
+        };
+        ChunkKind::new(self.at.phase, sub)
+    }
+}
+
+/// What a chunk does, as the charges tell kinds apart: its phase, and the
+/// attention stage, the sampling pass or the tokenizer step within it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ChunkKind(pub u32);
+
+impl ChunkKind {
+    /// Tokenizing: a character's lookup (phase 1), a pair's lookup (phase 2).
+    pub const LOOKUP: u32 = 0;
+    /// Tokenizing: a step between phases (phase 1 to 2, phase 2 to 3).
+    pub const STEP: u32 = 1;
+    /// Tokenizing: applying a merge (phase 2).
+    pub const MERGE: u32 = 2;
+    /// Sampling: the chunk that finishes pass `sub - FINISH` and the token.
+    pub const FINISH: u32 = 4;
+
+    #[inline(always)]
+    pub const fn new(phase: Phase, sub: u32) -> ChunkKind {
+        ChunkKind((phase as u32) << 8 | sub)
+    }
+    pub const fn phase(self) -> u32 {
+        self.0 >> 8
+    }
+    pub const fn sub(self) -> u32 {
+        self.0 & 0xFF
+    }
+}
+
+/// Told of every chunk a turn runs, just after it runs: how compute units
+/// are measured per chunk on a target (the program's `cost-probe` build).
+/// Turns take `NoProbe`, which compiles to nothing.
+pub trait Probe {
+    /// The turn's chunks start.
+    fn begin(&mut self);
+    /// A chunk ran: `describe` gives its kind, units and charge, asked for
+    /// only after the probe has read its measure.
+    fn chunk(&mut self, describe: impl FnOnce() -> (ChunkKind, u32, u32));
+}
+
+impl<T: Probe> Probe for &mut T {
+    #[inline(always)]
+    fn begin(&mut self) {
+        (**self).begin()
+    }
+    #[inline(always)]
+    fn chunk(&mut self, describe: impl FnOnce() -> (ChunkKind, u32, u32)) {
+        (**self).chunk(describe)
+    }
+}
+
+/// The probe of every turn but a measured one.
+pub struct NoProbe;
+
+impl Probe for NoProbe {
+    #[inline(always)]
+    fn begin(&mut self) {}
+    #[inline(always)]
+    fn chunk(&mut self, _: impl FnOnce() -> (ChunkKind, u32, u32)) {}
+}
+
 /// The plan of one turn.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TurnPlan {

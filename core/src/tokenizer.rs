@@ -5,7 +5,7 @@
 use core::cmp::Ordering;
 
 use crate::format::{read_u32, Metadata};
-use crate::planner::CHARGES;
+use crate::planner::{ChunkKind, Probe, CHARGES};
 pub use crate::state::NO_TOKEN;
 use crate::state::{Header, Phase};
 use crate::Error;
@@ -167,17 +167,19 @@ fn character_len(prompt: &[u8], at: usize) -> usize {
 /// charged from the planner's table with the byte lengths it really looks
 /// up. Returns the compute units charged; stops at the first chunk that does
 /// not fit `left`, and after the chunk that finishes tokenizing.
-pub(crate) fn tokenize(
+pub(crate) fn tokenize<P: Probe>(
     m: &Metadata,
     h: &mut Header,
-    prompt: &[u8],
-    tokens: &mut [u32],
+    (prompt, tokens): (&[u8], &mut [u32]),
     left: u32,
+    probe: &mut P,
 ) -> Result<u32, Error> {
     let ch = &CHARGES;
     let vocab = m.config.vocab_size;
     let mut used = 0u32;
+    probe.begin();
     loop {
+        let phase = h.phase;
         let fits = |cost: u32| used + cost + ch.chunk <= left;
         match h.phase {
             Phase::Open => {
@@ -204,6 +206,7 @@ pub(crate) fn tokenize(
                 h.tok_byte = 0;
                 h.phase = Phase::Characters;
                 used += cost + ch.chunk;
+                probe.chunk(|| (ChunkKind::new(phase, ChunkKind::STEP), 1, cost + ch.chunk));
             }
             Phase::Characters if (h.tok_byte as usize) < prompt.len() => {
                 let at = h.tok_byte as usize;
@@ -225,6 +228,7 @@ pub(crate) fn tokenize(
                 }
                 h.tok_byte += len as u32;
                 used += cost + ch.chunk;
+                probe.chunk(|| (ChunkKind::new(phase, ChunkKind::LOOKUP), 1, cost + ch.chunk));
             }
             Phase::Characters => {
                 if !fits(ch.tokenizer_step) {
@@ -233,6 +237,8 @@ pub(crate) fn tokenize(
                 h.phase = Phase::Merges;
                 start_merge_scan(h);
                 used += ch.tokenizer_step + ch.chunk;
+                let kind = ChunkKind::new(phase, ChunkKind::STEP);
+                probe.chunk(|| (kind, 1, ch.tokenizer_step + ch.chunk));
             }
             _ if h.tok_pair + 1 < h.prompt_tokens => {
                 let i = h.tok_pair as usize;
@@ -249,6 +255,7 @@ pub(crate) fn tokenize(
                 }
                 h.tok_pair += 1;
                 used += cost + ch.chunk;
+                probe.chunk(|| (ChunkKind::new(phase, ChunkKind::LOOKUP), 1, cost + ch.chunk));
             }
             _ if h.tok_best_id != NO_TOKEN => {
                 let n = h.prompt_tokens as usize;
@@ -263,6 +270,7 @@ pub(crate) fn tokenize(
                 h.prompt_tokens -= 1;
                 start_merge_scan(h);
                 used += cost + ch.chunk;
+                probe.chunk(|| (ChunkKind::new(phase, ChunkKind::MERGE), 1, cost + ch.chunk));
             }
             _ => {
                 if !fits(ch.tokenizer_step) {
@@ -277,6 +285,8 @@ pub(crate) fn tokenize(
                 h.row = 0;
                 h.token = tokens[0];
                 used += ch.tokenizer_step + ch.chunk;
+                let kind = ChunkKind::new(phase, ChunkKind::STEP);
+                probe.chunk(|| (kind, 1, ch.tokenizer_step + ch.chunk));
                 break;
             }
         }

@@ -53,10 +53,16 @@ fn sbf_out_dir() {
 
 /// A bank with the program loaded from its `.so`, never a native build.
 pub fn program_test() -> ProgramTest {
+    program_test_of("curta_program")
+}
+
+/// A bank with `<name>.so` from the deploy folder as the program: the
+/// production build, or `curta_program_probe` (`make build-sbf-probe`).
+pub fn program_test_of(name: &'static str) -> ProgramTest {
     sbf_out_dir();
     let mut pt = ProgramTest::default();
     pt.prefer_bpf(true);
-    pt.add_program("curta_program", PROGRAM_ID, None);
+    pt.add_program(name, PROGRAM_ID, None);
     pt
 }
 
@@ -638,7 +644,17 @@ pub fn preloaded_bank(
     owner: &Pubkey,
     royalty: u64,
 ) -> (ProgramTest, ModelKeys) {
-    let mut pt = program_test();
+    preload(program_test(), admin, allowance, artifact, (owner, royalty))
+}
+
+/// `preloaded_bank` into a given bank.
+pub fn preload(
+    mut pt: ProgramTest,
+    admin: &Pubkey,
+    allowance: u32,
+    artifact: &[u8],
+    (owner, royalty): (&Pubkey, u64),
+) -> (ProgramTest, ModelKeys) {
     let (config, config_account) = preloaded_config(admin, allowance);
     pt.add_account(config, config_account);
     let (keys, accounts) = preloaded_model(&config, artifact, owner, royalty);

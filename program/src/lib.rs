@@ -18,6 +18,8 @@ pub mod entrypoint;
 pub mod error;
 pub mod instructions;
 pub mod log;
+#[cfg(feature = "cost-probe")]
+pub mod probe;
 pub mod syscalls;
 pub mod sysvar;
 

@@ -15,9 +15,8 @@ use crate::Error;
 /// Runs chunks against one state's buffers.
 pub(super) struct Forward<'e, 's> {
     pub m: &'e Metadata<'e>,
-    /// The matrix sections the plan names, and their bytes.
-    pub sections: &'e [u32; 2],
-    pub bytes: [&'e [u8]; 2],
+    /// The matrix sections given, by index (`u32::MAX` for an empty slot).
+    pub sections: [(u32, &'e [u8]); 2],
     pub b: Buffers<'s>,
     pub cache_positions: usize,
     /// The token the last chunk sampled, or `NO_TOKEN`.
@@ -25,15 +24,12 @@ pub(super) struct Forward<'e, 's> {
 }
 
 impl<'e, 's> Forward<'e, 's> {
-    /// The bytes of the section holding a matrix, which the plan named.
+    /// The bytes of the section holding a matrix, if it was given.
     #[inline(always)]
     fn section(&self, m: &MatrixRef) -> Result<&'e [u8], Error> {
-        if self.sections[0] == m.section && !self.bytes[0].is_empty() {
-            Ok(self.bytes[0])
-        } else if self.sections[1] == m.section && !self.bytes[1].is_empty() {
-            Ok(self.bytes[1])
-        } else {
-            Err(Error::MissingWeights)
+        match self.sections {
+            [(i, bytes), _] | [_, (i, bytes)] if i == m.section => Ok(bytes),
+            _ => Err(Error::MissingWeights),
         }
     }
 

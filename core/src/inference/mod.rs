@@ -11,7 +11,7 @@ mod sample;
 use core::convert::Infallible;
 
 use crate::format::{Config, Metadata};
-use crate::planner::{self, TurnPlan, Walker, CHARGES};
+use crate::planner::{self, NoProbe, Probe, TurnPlan, Walker, CHARGES};
 use crate::state::{
     Buffers, Header, Phase, StateLayout, MAX_PROMPT_BYTES, MAX_TEMPERATURE_Q16, NO_TOKEN, ZERO_SEED,
 };
@@ -185,6 +185,8 @@ pub struct TurnResult {
     pub token: Option<u32>,
     /// The compute units the planner charged.
     pub work: u32,
+    /// How many matrix sections the turn read (0 to 2).
+    pub sections_read: u32,
 }
 
 /// Everything a turn takes besides the state and its plan.
@@ -199,7 +201,8 @@ pub struct TurnInput<'a> {
     pub allowance: u32,
 }
 
-/// Runs one turn with the default allowance.
+/// Runs one turn with the default allowance, refusing it before any work
+/// when a section its plan needs is missing.
 #[inline(always)]
 pub fn turn(
     config: Config,
@@ -213,23 +216,50 @@ pub fn turn(
         sections,
         allowance: CHARGES.allowance,
     };
-    turn_with(&input, None, state)
+    let plan = planner::plan_turn_with(config, state, input.allowance)?;
+    turn_with(&input, Some(&plan), state)
 }
 
 /// Runs one turn under `input`'s allowance: checks the state, the metadata
-/// and the sections the plan needs before it writes anything, then walks
-/// the planner's chunks.
+/// and the sections given, then walks the planner's chunks.
 ///
-/// `plan` is this state's plan under that allowance when the caller has
-/// made it already (the program does, to check its accounts): its sections
-/// are checked instead of planning a second time. A plan that is not this
-/// state's makes the turn fail with `MissingWeights` where a chunk needs a
-/// section the plan does not name, having done the chunks before it.
+/// With `plan` (this state's, under that allowance), every section it
+/// names must be among those given, or the turn is refused before any
+/// work. Without one (the program's way: one walk, no planning first), a
+/// missing section is found where a chunk first needs it: `MissingWeights`
+/// with the header as it was but buffers possibly holding partial work, to
+/// be discarded as after `ContextExceeded` (on chain the transaction
+/// reverts). Either way the turn cuts where the planner does, whatever
+/// sections it was given.
+#[inline(always)]
 pub fn turn_with(
     input: &TurnInput,
     plan: Option<&TurnPlan>,
     state: &mut [u8],
 ) -> Result<TurnResult, Error> {
+    run_turn(input, state, &mut (plan, NoProbe))
+}
+
+/// `turn_with`, telling `probe` of every chunk: for measuring each chunk's
+/// cost on a target (the program's `cost-probe` build).
+#[cfg(feature = "cost-probe")]
+pub fn turn_probed<P: Probe>(
+    input: &TurnInput,
+    plan: Option<&TurnPlan>,
+    state: &mut [u8],
+    probe: P,
+) -> Result<TurnResult, Error> {
+    run_turn(input, state, &mut (plan, probe))
+}
+
+/// The plan and the probe travel together, by reference: a non-inlined SBF
+/// call takes at most five arguments, and a slice is two.
+fn run_turn<P: Probe>(
+    input: &TurnInput,
+    state: &mut [u8],
+    (plan, probe): &mut (Option<&TurnPlan>, P),
+) -> Result<TurnResult, Error> {
+    let plan = *plan;
     let config = input.config;
     planner::check_allowance(input.allowance)?;
     let m = Metadata::new(input.metadata)?;
@@ -249,44 +279,46 @@ pub fn turn_with(
         let used = tokenizer::tokenize(
             &m,
             &mut h,
-            b.prompt,
-            b.prompt_tokens,
+            (b.prompt, b.prompt_tokens),
             input.allowance - CHARGES.turn,
+            probe,
         )?;
         if used == 0 {
             return Err(Error::InvalidConfig);
         }
         result.work = CHARGES.turn + used;
     } else {
-        let computed;
-        let plan = match plan {
-            Some(plan) => plan,
-            None => {
-                computed =
-                    planner::plan_cursor(&config, &h.run_shape(), &h.cursor(), input.allowance)?;
-                &computed
+        // The sections given, each long enough for what it holds; a plan,
+        // if given, names none that is missing.
+        let mut given = [(u32::MAX, &[][..]); 2];
+        for (slot, s) in given.iter_mut().zip(input.sections) {
+            let need = m.layout.section_len(&config, s.index, m.shared_classifier) as usize;
+            if need == 0 || s.bytes.len() < need {
+                return Err(Error::MissingWeights);
             }
-        };
-        let mut found: [&[u8]; 2] = [&[], &[]];
-        for (slot, &index) in found.iter_mut().zip(&plan.sections[..plan.section_count]) {
-            let need = m.layout.section_len(&config, index, m.shared_classifier) as usize;
-            *slot = match input.sections.iter().find(|s| s.index == index) {
-                Some(s) if s.bytes.len() >= need => s.bytes,
-                _ => return Err(Error::MissingWeights),
-            };
+            *slot = (s.index, s.bytes);
+        }
+        if let Some(plan) = plan {
+            let named = &plan.sections[..plan.section_count];
+            if named.iter().any(|&i| given.iter().all(|&(g, _)| g != i)) {
+                return Err(Error::MissingWeights);
+            }
         }
         let mut walker = Walker::new(&config, &h.run_shape(), &h.cursor(), input.allowance)?;
         let mut pass = Forward {
             m: &m,
-            sections: &plan.sections,
-            bytes: found,
+            sections: given,
             b: Buffers::carve(state, &layout),
             cache_positions: layout.cache_positions,
             sampled: NO_TOKEN,
         };
         let mut ended = false;
+        probe.begin();
+        let mut first = true;
         while let Some(chunk) = walker.next_chunk() {
+            first = false;
             pass.run(&mut h, &chunk)?;
+            probe.chunk(|| (chunk.kind(&h.run_shape()), chunk.count, chunk.cost));
             if pass.sampled != NO_TOKEN {
                 result.token = Some(pass.sampled);
                 ended = pass.sampled == BOS || pass.sampled == EOS;
@@ -296,11 +328,17 @@ pub fn turn_with(
                 }
             }
         }
+        if first {
+            // Not even one chunk fits: the allowance is too small for this
+            // model (nothing was written).
+            return Err(Error::InvalidConfig);
+        }
         h.set_cursor(&walker.cursor);
         if ended {
             h.phase = Phase::Done;
         }
         result.work = walker.used;
+        result.sections_read = walker.section_count as u32;
     }
     h.turns += 1;
     h.write(state);

@@ -3,7 +3,6 @@
 //! model's owner for the tokens generated and logs a receipt.
 
 use curta_core::inference::{self, TurnInput, TurnSections, WeightSection};
-use curta_core::planner;
 use curta_core::protocol::{event, model, Address, RunAccount, RunAccountMut, TurnEvent};
 use curta_core::state::{Header, StateInfo, StateLayout};
 
@@ -13,10 +12,16 @@ use crate::checks::{
 };
 use crate::error::{core_error, CurtaError, ProgramError, ProgramResult};
 use crate::log;
+#[cfg(feature = "cost-probe")]
+use crate::probe;
 
 /// Accounts: 0 config account, 1 model, 2 run (writable), 3 model owner
 /// (writable), 4 section zero's weight account, 5.. the weight accounts of
 /// the sections the turn's plan names, in any order.
+///
+/// The program does not plan the turn itself: the core cuts it where the
+/// planner does in one walk, and the escrow always covers the tokens left
+/// (royalty x (max tokens - generated)), so a turn can never owe more.
 pub fn turn(
     program_id: &Address,
     accounts: &[AccountView],
@@ -24,6 +29,12 @@ pub fn turn(
 ) -> ProgramResult {
     let [config_ai, model_ai, run_ai, owner, zero_ai] = take::<5>(accounts)?;
     let named = &accounts[5..];
+    #[cfg(feature = "cost-probe")]
+    let (named, mut probe) = match named.split_last() {
+        // SAFETY: the probe account is no other account of this turn's.
+        Some((p, named)) => (named, probe::ComputeProbe::new(unsafe { p.data_mut() })),
+        None => return Err(CurtaError::NotEnoughAccounts.into()),
+    };
 
     // A stale or reordered turn fails here, before any work.
     owned(run_ai, program_id)?;
@@ -56,10 +67,10 @@ pub fn turn(
 
     let config = model_config(&m)?;
     let allowance = c.allowance();
-    let plan = planner::plan_turn_with(config, r.state(), allowance).map_err(core_error)?;
-    // Each weight account given must be one of the model's; the core then
-    // refuses a turn without a section its plan needs (MissingWeights).
-    if named.len() > plan.section_count {
+    // The core walks the turn once and reads the sections as it reaches
+    // them: each account given must be the model's own for its section, and
+    // one it needs but was not given fails the turn (MissingWeights).
+    if named.len() > TurnSections::MAX {
         return Err(CurtaError::WrongAccountCount.into());
     }
     let sections = TurnSections::collect(named.len(), |i| {
@@ -72,10 +83,8 @@ pub fn turn(
     let royalty = r.royalty();
     let escrow = r.escrow();
     let paid_before = r.paid();
-    // The escrow covers the most tokens this turn can generate.
-    if plan.max_generated as u64 > escrow.checked_div(royalty).unwrap_or(u64::MAX) {
-        return Err(CurtaError::EscrowTooSmall.into());
-    }
+    #[cfg(feature = "cost-probe")]
+    probe.mark(probe::PART_CHECKS, 0, 0);
 
     let input = TurnInput {
         config,
@@ -86,7 +95,18 @@ pub fn turn(
     // SAFETY: `r`'s borrow of the run's data ends above; the weight
     // accounts are other accounts (their tags are not a run's).
     let (mut header, state) = RunAccountMut(unsafe { run_ai.data_mut() }).split();
-    let result = inference::turn_with(&input, Some(&plan), state).map_err(core_error)?;
+    #[cfg(not(feature = "cost-probe"))]
+    let result = inference::turn_with(&input, None, state).map_err(core_error)?;
+    #[cfg(feature = "cost-probe")]
+    let result = {
+        let result = inference::turn_probed(&input, None, state, &mut probe);
+        probe.mark(probe::PART_EPILOGUE, 0, 0);
+        result.map_err(core_error)?
+    };
+    // No more weight accounts than the turn read.
+    if named.len() > result.sections_read as usize {
+        return Err(CurtaError::WrongAccountCount.into());
+    }
 
     // The owner is paid where the lamports move, from the escrow alone.
     let pay = result.generated_this_turn as u64 * royalty;
@@ -125,5 +145,7 @@ pub fn turn(
         &state[tokens.start + 4 * before.generated as usize..tokens.end],
         &state[text.start + before.text_len as usize..text.end],
     ]);
+    #[cfg(feature = "cost-probe")]
+    probe.mark(probe::PART_RECEIPT, 0, 0);
     Ok(())
 }
