@@ -1,4 +1,39 @@
-//! The curta client: instruction builders, transactions over JSON-RPC, and
-//! the `curta` command line.
+//! The curta client: the `curta` command line and everything it is made
+//! of, usable as a library (the harness's tests build transactions with
+//! `instructions` and `packing`).
+//!
+//! | Module | Holds |
+//! |---|---|
+//! | `instructions`, `packing` | Every instruction's builder; fitting 1,232-byte transactions, staging long prompts |
+//! | `errors` | Errors in words, program errors by name and number |
+//! | `cluster`, `rpc` | `--url`, `--keypair`, `--commitment`; the connection: accounts, blockhashes, signing, sending until landed |
+//! | `journal`, `keys` | What makes a rerun safe: in-flight transactions journaled, account keys derived |
+//! | `sender`, `progress` | Many transactions in flight at once; progress bars or lines |
+//! | `artifact`, `model`, `params` | Weights held whole; models and configs on chain; a run's parameters |
+//! | `replay`, `receipts`, `diff` | The native replay of a run; turn receipts from the logs; state differences named |
+//! | `deploy`, `settings`, `upload`, `runs`, `crank`, `quote` | The commands' work |
+//! | `cli`, `output` | The command line; printing |
+
+pub mod artifact;
+pub mod cli;
+pub mod cluster;
+pub mod crank;
+pub mod deploy;
+pub mod diff;
+pub mod errors;
 pub mod instructions;
+pub mod journal;
+pub mod keys;
+pub mod model;
+pub mod output;
 pub mod packing;
+pub mod params;
+pub mod progress;
+pub mod quote;
+pub mod receipts;
+pub mod replay;
+pub mod rpc;
+pub mod runs;
+pub mod sender;
+pub mod settings;
+pub mod upload;

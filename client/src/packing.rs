@@ -58,6 +58,33 @@ pub fn open_run_transactions(
     params: &RunParams,
     create: Instruction,
 ) -> Vec<Vec<Instruction>> {
+    open_transactions(program_id, keys, run, opener, payer, params, Some(create))
+}
+
+/// `open_run_transactions` for a run account already created (by an
+/// earlier attempt that stopped before the opening landed): the prompt
+/// staged again from the start, then the opening. Staging writes the same
+/// bytes to the same place, so repeating it is harmless.
+pub fn open_created_run_transactions(
+    program_id: &Pubkey,
+    keys: &ModelKeys,
+    run: &Pubkey,
+    opener: &Pubkey,
+    payer: &Pubkey,
+    params: &RunParams,
+) -> Vec<Vec<Instruction>> {
+    open_transactions(program_id, keys, run, opener, payer, params, None)
+}
+
+fn open_transactions(
+    program_id: &Pubkey,
+    keys: &ModelKeys,
+    run: &Pubkey,
+    opener: &Pubkey,
+    payer: &Pubkey,
+    params: &RunParams,
+    create: Option<Instruction>,
+) -> Vec<Vec<Instruction>> {
     let open = |staged: usize| {
         ix::open_run(
             program_id,
@@ -72,7 +99,7 @@ pub fn open_run_transactions(
     let prompt = params.prompt;
     let mut out = vec![];
     let mut staged = 0;
-    let mut first = Some(create);
+    let mut first = create;
     // The opening, with the creation if it is still to send.
     let last = |first: &Option<Instruction>, staged: usize| {
         let mut ixs: Vec<Instruction> = first.iter().cloned().collect();
@@ -198,6 +225,15 @@ mod tests {
                 }
             }
             assert_eq!(rebuilt, prompt);
+            // Already created: the same staging and opening, no creation.
+            let again = open_created_run_transactions(&program, &keys(), &run, &payer, &payer, &p);
+            assert!(again.len() <= txs.len(), "{len}");
+            assert!(again.iter().all(|tx| fits(tx, &payer)), "{len}");
+            let programs: Vec<Vec<Pubkey>> = again
+                .iter()
+                .map(|tx| tx.iter().map(|i| i.program_id).collect())
+                .collect();
+            assert!(programs.iter().flatten().all(|id| *id == program));
         }
     }
 }

@@ -1,0 +1,116 @@
+//! A model's weights held whole: read from a `.curta` artifact, converted
+//! from a llama2.c checkpoint and its tokenizer, or put back together from
+//! a model's weight accounts on chain.
+
+use std::path::Path;
+
+use curta_core::convert::{convert, open_artifact};
+use curta_core::format::{FLAG_SHARED_CLASSIFIER, MAGIC};
+use curta_core::sha256::{hex, sha256};
+use curta_core::Metadata;
+
+use crate::bail;
+use crate::errors::{Error, Result};
+
+/// A checked artifact.
+pub struct Artifact {
+    pub bytes: Vec<u8>,
+    pub sha256: [u8; 32],
+}
+
+impl Artifact {
+    /// Checks `bytes` as a whole artifact (`format.md`).
+    pub fn new(bytes: Vec<u8>) -> Result<Artifact> {
+        open_artifact(&bytes).map_err(|e| Error::from(e).context("not a valid artifact"))?;
+        let sha256 = sha256(&bytes);
+        Ok(Artifact { bytes, sha256 })
+    }
+
+    /// A `.curta` file, or a llama2.c checkpoint converted with `tokenizer`.
+    pub fn load(path: &Path, tokenizer: Option<&Path>) -> Result<Artifact> {
+        let read = |p: &Path| {
+            std::fs::read(p).map_err(|e| Error::new(format!("cannot read {}: {e}", p.display())))
+        };
+        let bytes = read(path)?;
+        let is_artifact = bytes.starts_with(&MAGIC);
+        let bytes = match (is_artifact, tokenizer) {
+            (true, None) => bytes,
+            (true, Some(_)) => bail!(
+                "{} is already an artifact ({}): --tokenizer is only for a llama2.c checkpoint",
+                path.display(),
+                String::from_utf8_lossy(&MAGIC)
+            ),
+            (false, Some(tok)) => convert(&bytes, &read(tok)?).map_err(|e| {
+                Error::from(e).context(format!(
+                    "converting {} with {}",
+                    path.display(),
+                    tok.display()
+                ))
+            })?,
+            (false, None) => bail!(
+                "{} is not a curta artifact (it does not open with {}); to convert a llama2.c \
+                 checkpoint give its tokenizer with --tokenizer",
+                path.display(),
+                String::from_utf8_lossy(&MAGIC)
+            ),
+        };
+        Artifact::new(bytes).map_err(|e| e.context(path.display()))
+    }
+
+    pub fn metadata(&self) -> Metadata<'_> {
+        // Checked in `new`.
+        open_artifact(&self.bytes).unwrap_or_else(|_| unreachable!("a checked artifact"))
+    }
+
+    /// Section `i`'s bytes.
+    pub fn section(&self, i: usize) -> &[u8] {
+        let m = self.metadata();
+        let offset = m.section_offset(i);
+        &self.bytes[offset..offset + m.section_len(i)]
+    }
+
+    pub fn section_count(&self) -> usize {
+        self.metadata().section_count()
+    }
+
+    /// The flags `init_model` records.
+    pub fn flags(&self) -> u32 {
+        if self.metadata().shared_classifier {
+            FLAG_SHARED_CLASSIFIER
+        } else {
+            0
+        }
+    }
+
+    pub fn sha256_hex(&self) -> String {
+        String::from_utf8_lossy(&hex(&self.sha256)).into_owned()
+    }
+
+    /// Puts an artifact back together from its sections (section zero
+    /// first, which places the others).
+    pub fn from_sections(sections: &[Vec<u8>]) -> Result<Artifact> {
+        let Some(zero) = sections.first() else {
+            bail!("a model without sections");
+        };
+        let m = Metadata::new(zero).map_err(|e| Error::from(e).context("section zero"))?;
+        if m.section_count() != sections.len() {
+            bail!(
+                "section zero lists {} sections, the model {}",
+                m.section_count(),
+                sections.len()
+            );
+        }
+        let mut bytes = vec![0u8; m.artifact_len()];
+        for (i, s) in sections.iter().enumerate() {
+            let (offset, len) = (m.section_offset(i), m.section_len(i));
+            if s.len() != len {
+                bail!(
+                    "section {i} holds {} bytes, section zero says {len}",
+                    s.len()
+                );
+            }
+            bytes[offset..offset + len].copy_from_slice(s);
+        }
+        Artifact::new(bytes)
+    }
+}

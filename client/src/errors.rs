@@ -1,0 +1,238 @@
+//! Errors in words. Every failure says what was being done, with the value
+//! and the limit where there is one; a program error is named as
+//! `docs/program.md` names it, with its number, so a user can look it up.
+
+use std::fmt;
+
+use curta_core::protocol::{CurtaError, CORE_ERROR_BASE};
+use solana_instruction::error::InstructionError;
+use solana_transaction::TransactionError;
+
+/// A failure, as the message the user reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error(String);
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn new(message: impl Into<String>) -> Error {
+        Error(message.into())
+    }
+
+    /// The same failure, after `what` (the step that failed).
+    pub fn context(self, what: impl fmt::Display) -> Error {
+        Error(format!("{what}: {}", self.0))
+    }
+
+    pub fn message(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<solana_rpc_client_api::client_error::Error> for Error {
+    fn from(e: solana_rpc_client_api::client_error::Error) -> Error {
+        Error(rpc_error(&e))
+    }
+}
+
+impl From<curta_core::Error> for Error {
+    fn from(e: curta_core::Error) -> Error {
+        Error(format!("{} (core error {})", e.name(), e.code()))
+    }
+}
+
+/// `Err(Error::new(format!(...)))`.
+#[macro_export]
+macro_rules! bail {
+    ($($arg:tt)*) => {
+        return Err($crate::errors::Error::new(format!($($arg)*)))
+    };
+}
+
+/// Adds the step that failed to any error that converts to [`Error`].
+pub trait Context<T> {
+    fn context(self, what: impl fmt::Display) -> Result<T>;
+}
+
+impl<T, E: Into<Error>> Context<T> for std::result::Result<T, E> {
+    fn context(self, what: impl fmt::Display) -> Result<T> {
+        self.map_err(|e| e.into().context(what))
+    }
+}
+
+/// A program error code in words: `StaleTurn (custom program error 21)`,
+/// `CoreError(InvalidState) (259)`.
+pub fn program_error(code: u32) -> String {
+    if let Some(e) = CurtaError::from_code(code) {
+        return format!("{} (custom program error {code})", e.name());
+    }
+    if let Some(e) = code
+        .checked_sub(CORE_ERROR_BASE)
+        .and_then(curta_core::Error::from_code)
+    {
+        return format!("CoreError({}) ({code})", e.name());
+    }
+    format!("custom program error {code}")
+}
+
+/// What a program error usually means, from `docs/program.md`'s table.
+pub fn program_error_meaning(code: u32) -> &'static str {
+    if let Some(e) = CurtaError::from_code(code) {
+        return match e {
+            CurtaError::InvalidInstruction => "unknown instruction, or data of the wrong length",
+            CurtaError::NotEnoughAccounts => "fewer accounts than the instruction lists",
+            CurtaError::WrongOwner => {
+                "an account that should be the program's is not (a closed one, or another \
+                 program id)"
+            }
+            CurtaError::MissingSigner => "a new account, the admin, owner or opener did not sign",
+            CurtaError::NotWritable => "an account the instruction writes is read-only",
+            CurtaError::WrongAccountKind => "an account of another kind in its place",
+            CurtaError::InvalidAccountSize => "an account whose length is not what its kind needs",
+            CurtaError::AlreadyInitialized => "the account, or the section, is already in use",
+            CurtaError::Unauthorized => {
+                "the signer is not the config's admin, the model's owner or the run's opener"
+            }
+            CurtaError::WrongConfig => "the model's config account or configuration differs",
+            CurtaError::WrongModel => "a weight or run account of another model",
+            CurtaError::WrongSection => "a weight account of another section",
+            CurtaError::WrongAccountCount => "more weight accounts than the turn's plan names",
+            CurtaError::DuplicateAccount => "one account in two roles that must differ",
+            CurtaError::SectionLengthMismatch => "section zero's length is zero or over 10 MiB",
+            CurtaError::ModelNotWritable => "the model is sealed or retired",
+            CurtaError::ModelNotSealed => "the model is not sealed (still writing, or retired)",
+            CurtaError::WriteOutOfBounds => "a write past the end of its section",
+            CurtaError::HashMismatch => "the section's bytes do not match the digest given",
+            CurtaError::EscrowTooSmall => "the run's escrow cannot cover the royalty",
+            CurtaError::StaleTurn => {
+                "the run had not run exactly the expected number of turns (a turn that landed \
+                 out of order, or twice)"
+            }
+            CurtaError::UnsupportedRent => "the cluster's rent is not a whole number of years",
+            CurtaError::SectionSealed => "the section is sealed already",
+            CurtaError::SectionsNotSealed => "not every section is sealed",
+            CurtaError::WeightsStillBound => "weight accounts are still bound to the model",
+        };
+    }
+    match code
+        .checked_sub(CORE_ERROR_BASE)
+        .and_then(curta_core::Error::from_code)
+    {
+        Some(curta_core::Error::InvalidConfig) => {
+            "a configuration or allowance out of range, or no step of the run fits the allowance"
+        }
+        Some(curta_core::Error::InvalidFormat) => "section zero is not a valid artifact",
+        Some(curta_core::Error::InvalidState) => "the run is complete, or its state is damaged",
+        Some(curta_core::Error::BufferTooSmall) => "the run account's size does not fit its state",
+        Some(curta_core::Error::MissingWeights) => {
+            "a weight account the turn's plan needs is missing"
+        }
+        Some(curta_core::Error::InvalidPrompt) => {
+            "the prompt or a run parameter is out of range (prompt over 1,024 bytes, zero byte, \
+             not UTF-8, max tokens of zero or above the context, temperature above 16)"
+        }
+        Some(curta_core::Error::ContextExceeded) => {
+            "the prompt's tokens plus max tokens exceed the model's context: the run can only be \
+             closed"
+        }
+        Some(curta_core::Error::Arithmetic) => {
+            "a key or value overflowed the cache's 32 bits: the run can only be closed"
+        }
+        None => "not an error the curta program raises",
+    }
+}
+
+/// The custom program error a transaction failed with, if that is how it failed.
+pub fn custom_code(err: &TransactionError) -> Option<u32> {
+    match err {
+        TransactionError::InstructionError(_, InstructionError::Custom(code)) => Some(*code),
+        _ => None,
+    }
+}
+
+/// A transaction error in words, program errors by name and meaning.
+pub fn transaction_error(err: &TransactionError) -> String {
+    match err {
+        TransactionError::InstructionError(i, InstructionError::Custom(code)) => format!(
+            "{}: {} (instruction {i})",
+            program_error(*code),
+            program_error_meaning(*code)
+        ),
+        TransactionError::InstructionError(i, e) => format!("instruction {i}: {e}"),
+        other => other.to_string(),
+    }
+}
+
+/// An RPC failure in words: a preflight failure with its program error and
+/// the program's last log lines, a transport error with the URL's problem.
+pub fn rpc_error(e: &solana_rpc_client_api::client_error::Error) -> String {
+    use solana_rpc_client_api::client_error::ErrorKind;
+    use solana_rpc_client_api::request::{RpcError, RpcResponseErrorData};
+    match e.kind() {
+        ErrorKind::RpcError(RpcError::RpcResponseError {
+            data: RpcResponseErrorData::SendTransactionPreflightFailure(sim),
+            message,
+            ..
+        }) => {
+            let mut out = match &sim.err {
+                Some(err) => {
+                    let err: TransactionError = err.clone().into();
+                    format!("refused in simulation: {}", transaction_error(&err))
+                }
+                None => message.clone(),
+            };
+            if let Some(logs) = &sim.logs {
+                out.push_str(&log_tail(logs));
+            }
+            out
+        }
+        ErrorKind::Reqwest(r) if r.is_connect() => format!(
+            "cannot reach the cluster's RPC ({r}); is the validator running and --url right?"
+        ),
+        _ => e.to_string(),
+    }
+}
+
+/// The last lines of a transaction's logs, indented, for an error message.
+pub fn log_tail(logs: &[String]) -> String {
+    let start = logs.len().saturating_sub(8);
+    let mut out = String::from("\n  program log:");
+    for line in &logs[start..] {
+        out.push_str("\n    ");
+        out.push_str(line);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn program_errors_by_name_and_number() {
+        assert_eq!(program_error(21), "StaleTurn (custom program error 21)");
+        assert_eq!(program_error(259), "CoreError(InvalidState) (259)");
+        assert_eq!(program_error(263), "CoreError(ContextExceeded) (263)");
+        assert_eq!(program_error(9999), "custom program error 9999");
+        assert_eq!(program_error(0), "custom program error 0");
+        let stale = TransactionError::InstructionError(2, InstructionError::Custom(21));
+        let words = transaction_error(&stale);
+        assert!(words.starts_with("StaleTurn (custom program error 21): the run had not run"));
+        assert!(words.ends_with("(instruction 2)"), "{words}");
+        assert_eq!(custom_code(&stale), Some(21));
+        for e in CurtaError::ALL {
+            assert!(!program_error_meaning(e as u32).starts_with("not an error"));
+        }
+        for e in curta_core::Error::ALL {
+            assert!(!program_error_meaning(CORE_ERROR_BASE + e.code()).starts_with("not an error"));
+        }
+    }
+}

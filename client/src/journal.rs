@@ -1,0 +1,231 @@
+//! The journal of transactions sent and not yet known to have landed or
+//! expired, so that a command run again after a crash never pays twice.
+//!
+//! Before sending, a process appends each signature and the last block
+//! height its blockhash is valid for to its own file, which it holds
+//! locked while it runs. A later process first settles the files of the
+//! processes that are gone (their lock is free): it waits until each of
+//! their transactions has either landed or can no longer land (the chain's
+//! block height passed its last valid height), then removes the file. Only
+//! then does it read the chain and decide what is missing, so nothing the
+//! dead process sent can land after that decision and be paid for twice.
+//!
+//! Files live in `STATE_DIR/inflight/GENESIS_HASH/`, one folder per
+//! cluster, one file per process.
+
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use solana_signature::Signature;
+
+use crate::errors::{Error, Result};
+use crate::rpc::Cluster;
+
+/// This process's journal.
+pub struct Journal {
+    dir: PathBuf,
+    path: PathBuf,
+    file: Mutex<Option<File>>,
+}
+
+/// One journaled transaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub signature: Signature,
+    pub last_valid_block_height: u64,
+}
+
+/// `CURTA_STATE_DIR`, else `$XDG_STATE_HOME/curta`, else
+/// `~/.local/state/curta`.
+pub fn default_state_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("CURTA_STATE_DIR") {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = std::env::var_os("XDG_STATE_HOME") {
+        return Path::new(&dir).join("curta");
+    }
+    let home = std::env::var_os("HOME").unwrap_or_default();
+    Path::new(&home).join(".local/state/curta")
+}
+
+impl Journal {
+    /// The journal for a cluster (by its genesis hash) under `state_dir`.
+    /// The file is created on the first transaction.
+    pub fn new(state_dir: &Path, genesis_hash: &str) -> Journal {
+        let dir = state_dir.join("inflight").join(genesis_hash);
+        let path = dir.join(format!("{}.txt", std::process::id()));
+        Journal {
+            dir,
+            path,
+            file: Mutex::new(None),
+        }
+    }
+
+    /// Appends a transaction before it is sent.
+    pub fn record(&self, signature: &Signature, last_valid_block_height: u64) -> Result<()> {
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        if file.is_none() {
+            fs::create_dir_all(&self.dir)
+                .map_err(|e| Error::new(format!("cannot create {}: {e}", self.dir.display())))?;
+            let f = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&self.path)
+                .map_err(|e| Error::new(format!("cannot open {}: {e}", self.path.display())))?;
+            // Held for the life of the process: a free lock means the
+            // writer is gone. (Blocking: another process checking whether
+            // this file is an orphan holds it for a moment.)
+            f.lock()
+                .map_err(|e| Error::new(format!("cannot lock {}: {e}", self.path.display())))?;
+            *file = Some(f);
+        }
+        if let Some(f) = file.as_mut() {
+            writeln!(f, "{signature} {last_valid_block_height}")
+                .map_err(|e| Error::new(format!("cannot write {}: {e}", self.path.display())))?;
+        }
+        Ok(())
+    }
+
+    /// Removes this process's file: everything it sent is settled.
+    pub fn close(&self) {
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        if file.take().is_some() {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+
+    /// The files of processes that are gone, with their entries.
+    pub fn orphans(&self) -> Vec<(PathBuf, Vec<Entry>)> {
+        let Ok(dir) = fs::read_dir(&self.dir) else {
+            return vec![];
+        };
+        let mut out = vec![];
+        for entry in dir.flatten() {
+            let path = entry.path();
+            if path == self.path {
+                continue;
+            }
+            let Ok(file) = File::open(&path) else {
+                continue;
+            };
+            // Still held: a live process's.
+            if file.try_lock().is_err() {
+                continue;
+            }
+            let text = fs::read_to_string(&path).unwrap_or_default();
+            out.push((path, parse(&text)));
+        }
+        out
+    }
+
+    /// Waits until every transaction of a process that is gone has landed
+    /// or expired, then removes its file. Returns how many had to be
+    /// waited for.
+    pub async fn settle(&self, cluster: &Cluster) -> Result<usize> {
+        let orphans = self.orphans();
+        if orphans.is_empty() {
+            return Ok(0);
+        }
+        let height = cluster.block_height().await?;
+        // Only a transaction whose blockhash is still valid can land.
+        let mut open: HashMap<Signature, u64> = orphans
+            .iter()
+            .flat_map(|(_, entries)| entries)
+            .filter(|e| e.last_valid_block_height >= height)
+            .map(|e| (e.signature, e.last_valid_block_height))
+            .collect();
+        let waited = open.len();
+        if waited > 0 {
+            eprintln!(
+                "waiting for {waited} transaction(s) an interrupted curta sent to land or expire"
+            );
+        }
+        while !open.is_empty() {
+            let sigs: Vec<Signature> = open.keys().copied().collect();
+            let statuses = cluster.statuses(&sigs).await?;
+            for (sig, status) in sigs.iter().zip(statuses) {
+                if status.is_some_and(|s| s.satisfies_commitment(cluster.commitment)) {
+                    open.remove(sig);
+                }
+            }
+            let height = cluster.block_height().await?;
+            open.retain(|_, last_valid| *last_valid >= height);
+            if !open.is_empty() {
+                tokio::time::sleep(Duration::from_millis(400)).await;
+            }
+        }
+        for (path, _) in orphans {
+            fs::remove_file(&path)
+                .map_err(|e| Error::new(format!("cannot remove {}: {e}", path.display())))?;
+        }
+        Ok(waited)
+    }
+}
+
+impl Drop for Journal {
+    fn drop(&mut self) {
+        // A clean exit (errors included: everything sent was waited for
+        // or is journaled in the file, which then stays).
+        let file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        if file.is_some() && std::thread::panicking() {
+            eprintln!("in-flight transactions kept in {}", self.path.display());
+        }
+    }
+}
+
+fn parse(text: &str) -> Vec<Entry> {
+    text.lines()
+        .filter_map(|line| {
+            let (sig, height) = line.split_once(' ')?;
+            Some(Entry {
+                signature: Signature::from_str(sig).ok()?,
+                last_valid_block_height: height.trim().parse().ok()?,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_round_trip_and_live_files_are_left_alone() {
+        let dir = std::env::temp_dir().join(format!("curta-journal-test-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let live = Journal::new(&dir, "genesis");
+        let sig = Signature::from([7u8; 64]);
+        live.record(&sig, 42).unwrap();
+        // Another journal in the same process sees this file as its own
+        // writer's (locked), not an orphan.
+        let mut other = Journal::new(&dir, "genesis");
+        other.path = dir.join("inflight/genesis/other.txt");
+        assert!(other.orphans().is_empty());
+        // A file nobody holds is an orphan, read back exactly.
+        fs::write(
+            dir.join("inflight/genesis/dead.txt"),
+            format!("{sig} 42\ngarbage\n"),
+        )
+        .unwrap();
+        let orphans = other.orphans();
+        let dead: Vec<_> = orphans
+            .iter()
+            .filter(|(p, _)| p.ends_with("dead.txt"))
+            .collect();
+        assert_eq!(
+            dead[0].1,
+            vec![Entry {
+                signature: sig,
+                last_valid_block_height: 42
+            }]
+        );
+        live.close();
+        assert!(!live.path.exists());
+        let _ = fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,477 @@
+//! The connection to a cluster: accounts, rent, blockhashes, signing, and
+//! sending a transaction until it lands (or saying in words why it did
+//! not). Bulk and pipelined sending build on these (`sender`, `crank`).
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use solana_commitment_config::CommitmentConfig;
+use solana_hash::Hash;
+use solana_instruction::Instruction;
+use solana_keypair::Keypair;
+use solana_message::Message;
+use solana_pubkey::Pubkey;
+use solana_rpc_client::nonblocking::rpc_client::RpcClient;
+use solana_rpc_client_api::config::RpcSendTransactionConfig;
+use solana_rpc_client_api::request::RpcRequest;
+use solana_signature::Signature;
+use solana_signer::Signer;
+use solana_transaction::{Transaction, TransactionError};
+use solana_transaction_status_client_types::TransactionStatus;
+
+use crate::bail;
+use crate::errors::{self, Context, Error, Result};
+use crate::journal::Journal;
+
+/// A cluster, the signer who pays, and the curta program's address.
+pub struct Cluster {
+    pub rpc: RpcClient,
+    pub url: String,
+    pub commitment: CommitmentConfig,
+    pub payer: Arc<Keypair>,
+    pub program_id: Pubkey,
+    pub genesis_hash: String,
+    pub journal: Journal,
+    blockhash: Mutex<Option<Blockhash>>,
+    lamports_per_signature: Mutex<Option<u64>>,
+}
+
+/// A blockhash and the last block height a transaction using it can land in.
+#[derive(Clone, Copy, Debug)]
+pub struct Blockhash {
+    pub hash: Hash,
+    pub last_valid_block_height: u64,
+    fetched: Instant,
+}
+
+/// A transaction that landed.
+#[derive(Clone, Copy, Debug)]
+pub struct Landed {
+    pub signature: Signature,
+    pub slot: u64,
+}
+
+/// What `getTransaction` says of a landed transaction.
+#[derive(Clone, Debug, Default)]
+pub struct TxInfo {
+    pub slot: u64,
+    pub fee: u64,
+    pub err: Option<TransactionError>,
+    pub logs: Vec<String>,
+    pub compute_units: u64,
+}
+
+/// How long a fetched blockhash is reused for new transactions: long
+/// enough to sign batches with one, short enough that they keep most of
+/// their ~60 s validity.
+const BLOCKHASH_REUSE: Duration = Duration::from_secs(5);
+/// How often a waiting sender polls signature statuses.
+pub const POLL: Duration = Duration::from_millis(200);
+/// The most signatures one `getSignatureStatuses` takes.
+const STATUS_BATCH: usize = 256;
+/// The most accounts one `getMultipleAccounts` takes.
+const ACCOUNT_BATCH: usize = 100;
+
+impl Cluster {
+    /// Connects (asking the cluster's genesis hash, which names the
+    /// journal's folder and proves the URL answers).
+    pub async fn connect(
+        url: String,
+        commitment: CommitmentConfig,
+        payer: Keypair,
+        program_id: Pubkey,
+        state_dir: &std::path::Path,
+    ) -> Result<Cluster> {
+        let rpc = RpcClient::new_with_timeout_and_commitment(
+            url.clone(),
+            Duration::from_secs(120),
+            commitment,
+        );
+        let genesis_hash = rpc
+            .get_genesis_hash()
+            .await
+            .map_err(|e| Error::from(e).context(format!("connecting to {url}")))?
+            .to_string();
+        let journal = Journal::new(state_dir, &genesis_hash);
+        Ok(Cluster {
+            rpc,
+            url,
+            commitment,
+            payer: Arc::new(payer),
+            program_id,
+            genesis_hash,
+            journal,
+            blockhash: Mutex::new(None),
+            lamports_per_signature: Mutex::new(None),
+        })
+    }
+
+    pub fn payer_key(&self) -> Pubkey {
+        self.payer.pubkey()
+    }
+
+    /// An account, or `None` if there is none (a closed account included).
+    pub async fn account(&self, key: &Pubkey) -> Result<Option<solana_account::Account>> {
+        Ok(self
+            .rpc
+            .get_account_with_commitment(key, self.commitment)
+            .await
+            .context(format!("reading account {key}"))?
+            .value)
+    }
+
+    /// Several accounts, in order.
+    pub async fn accounts(&self, keys: &[Pubkey]) -> Result<Vec<Option<solana_account::Account>>> {
+        let mut out = Vec::with_capacity(keys.len());
+        for chunk in keys.chunks(ACCOUNT_BATCH) {
+            out.extend(
+                self.rpc
+                    .get_multiple_accounts_with_commitment(chunk, self.commitment)
+                    .await
+                    .context("reading accounts")?
+                    .value,
+            );
+        }
+        Ok(out)
+    }
+
+    /// An account's data, or empty when there is no account.
+    pub async fn data(&self, key: &Pubkey) -> Result<Vec<u8>> {
+        Ok(self.account(key).await?.map(|a| a.data).unwrap_or_default())
+    }
+
+    pub async fn balance(&self, key: &Pubkey) -> Result<u64> {
+        Ok(self
+            .rpc
+            .get_balance_with_commitment(key, self.commitment)
+            .await
+            .context(format!("reading the balance of {key}"))?
+            .value)
+    }
+
+    /// The rent-exempt minimum of an account of `len` bytes.
+    pub async fn rent(&self, len: usize) -> Result<u64> {
+        self.rpc
+            .get_minimum_balance_for_rent_exemption(len)
+            .await
+            .context("asking the rent-exempt minimum")
+    }
+
+    pub async fn block_height(&self) -> Result<u64> {
+        self.rpc
+            .get_block_height_with_commitment(self.commitment)
+            .await
+            .context("asking the block height")
+    }
+
+    pub async fn slot(&self) -> Result<u64> {
+        self.rpc
+            .get_slot_with_commitment(self.commitment)
+            .await
+            .context("asking the slot")
+    }
+
+    /// A recent blockhash, reused for a few seconds.
+    pub async fn blockhash(&self) -> Result<Blockhash> {
+        if let Some(b) = *self.blockhash.lock().unwrap_or_else(|e| e.into_inner()) {
+            if b.fetched.elapsed() < BLOCKHASH_REUSE {
+                return Ok(b);
+            }
+        }
+        self.fresh_blockhash().await
+    }
+
+    /// The latest blockhash, asked now.
+    pub async fn fresh_blockhash(&self) -> Result<Blockhash> {
+        let (hash, last_valid_block_height) = self
+            .rpc
+            .get_latest_blockhash_with_commitment(self.commitment)
+            .await
+            .context("asking a recent blockhash")?;
+        let b = Blockhash {
+            hash,
+            last_valid_block_height,
+            fetched: Instant::now(),
+        };
+        *self.blockhash.lock().unwrap_or_else(|e| e.into_inner()) = Some(b);
+        Ok(b)
+    }
+
+    /// Lamports per signature (5,000 on today's clusters).
+    pub async fn lamports_per_signature(&self) -> Result<u64> {
+        if let Some(l) = *self
+            .lamports_per_signature
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+        {
+            return Ok(l);
+        }
+        let b = self.blockhash().await?;
+        let ix =
+            solana_system_interface::instruction::transfer(&self.payer_key(), &self.payer_key(), 0);
+        let message = Message::new_with_blockhash(&[ix], Some(&self.payer_key()), &b.hash);
+        let fee = self
+            .rpc
+            .get_fee_for_message(&message)
+            .await
+            .context("asking the fee of a transaction")?;
+        *self
+            .lamports_per_signature
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(fee);
+        Ok(fee)
+    }
+
+    /// A transaction of `ixs` paid by the payer, signed by it and those of
+    /// `signers` the instructions need.
+    pub fn sign(
+        &self,
+        ixs: &[Instruction],
+        signers: &[&Keypair],
+        blockhash: &Hash,
+    ) -> Result<Transaction> {
+        let payer = self.payer_key();
+        let message = Message::new(ixs, Some(&payer));
+        let needed = &message.account_keys[..message.header.num_required_signatures as usize];
+        let mut keys: Vec<&Keypair> = vec![&self.payer];
+        for key in needed.iter().skip(1) {
+            match signers.iter().find(|k| k.pubkey() == *key) {
+                Some(k) => keys.push(k),
+                None => bail!("the transaction needs the signature of {key}, which is not at hand"),
+            }
+        }
+        let mut tx = Transaction::new_unsigned(message);
+        tx.try_sign(&keys, *blockhash)
+            .map_err(|e| Error::new(format!("signing a transaction: {e}")))?;
+        Ok(tx)
+    }
+
+    /// Journals a transaction, then sends it once.
+    pub async fn send(
+        &self,
+        tx: &Transaction,
+        last_valid: u64,
+        preflight: bool,
+    ) -> Result<Signature> {
+        self.journal.record(&tx.signatures[0], last_valid)?;
+        let config = RpcSendTransactionConfig {
+            skip_preflight: !preflight,
+            preflight_commitment: Some(self.commitment.commitment),
+            ..RpcSendTransactionConfig::default()
+        };
+        Ok(self.rpc.send_transaction_with_config(tx, config).await?)
+    }
+
+    /// Statuses of signatures, in order (any number).
+    pub async fn statuses(&self, sigs: &[Signature]) -> Result<Vec<Option<TransactionStatus>>> {
+        let mut out = Vec::with_capacity(sigs.len());
+        for chunk in sigs.chunks(STATUS_BATCH) {
+            out.extend(
+                self.rpc
+                    .get_signature_statuses(chunk)
+                    .await
+                    .context("asking signature statuses")?
+                    .value,
+            );
+        }
+        Ok(out)
+    }
+
+    /// Sends `ixs` and waits until they land at the commitment, signing
+    /// again with a new blockhash if one expires unseen. A transaction that
+    /// lands and fails is an error naming `what`, the program error and the
+    /// end of the program's log.
+    pub async fn send_and_confirm(
+        &self,
+        what: &str,
+        ixs: &[Instruction],
+        signers: &[&Keypair],
+        preflight: bool,
+    ) -> Result<Landed> {
+        for _attempt in 0..5 {
+            let b = self.blockhash().await?;
+            let tx = self.sign(ixs, signers, &b.hash)?;
+            let sig = self
+                .send(&tx, b.last_valid_block_height, preflight)
+                .await
+                .map_err(|e| e.context(what))?;
+            if let Some(landed) = self.confirm(what, &sig, b.last_valid_block_height).await? {
+                return Ok(landed);
+            }
+            // Expired: no copy of it can land any more, so send anew.
+            self.fresh_blockhash().await?;
+        }
+        bail!("{what}: the transaction expired five times without landing; is the cluster overloaded?")
+    }
+
+    /// Waits for one signature: `Some` when it landed, `None` when its
+    /// blockhash expired first, an error when it failed.
+    pub async fn confirm(
+        &self,
+        what: &str,
+        sig: &Signature,
+        last_valid: u64,
+    ) -> Result<Option<Landed>> {
+        let mut checked_height = Instant::now();
+        loop {
+            if let Some(status) = self.statuses(&[*sig]).await?.pop().flatten() {
+                if status.satisfies_commitment(self.commitment) {
+                    if let Some(err) = status.err {
+                        return Err(self.failure(what, sig, &err).await);
+                    }
+                    return Ok(Some(Landed {
+                        signature: *sig,
+                        slot: status.slot,
+                    }));
+                }
+            } else if checked_height.elapsed() > Duration::from_secs(2) {
+                checked_height = Instant::now();
+                if self.block_height().await? > last_valid {
+                    return Ok(None);
+                }
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// The error of a landed, failed transaction, with its log.
+    pub async fn failure(&self, what: &str, sig: &Signature, err: &TransactionError) -> Error {
+        let logs = match self.transaction(sig).await {
+            Ok(info) => errors::log_tail(&info.logs),
+            Err(_) => String::new(),
+        };
+        Error::new(format!(
+            "{what} failed: {} (transaction {sig}){logs}",
+            errors::transaction_error(err)
+        ))
+    }
+
+    /// A landed transaction's slot, fee, error, logs and compute units
+    /// (`getTransaction`, asked again for a while: a node may answer a
+    /// status before it serves the transaction).
+    pub async fn transaction(&self, sig: &Signature) -> Result<TxInfo> {
+        let params = json!([sig.to_string(), {
+            "encoding": "json",
+            "commitment": self.commitment.commitment.to_string(),
+            "maxSupportedTransactionVersion": 0,
+        }]);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let found: Value = self
+                .rpc
+                .send(RpcRequest::GetTransaction, params.clone())
+                .await
+                .context(format!("getTransaction {sig}"))?;
+            if !found.is_null() {
+                return tx_info(&found).context(format!("getTransaction {sig}"));
+            }
+            if Instant::now() > deadline {
+                bail!(
+                    "getTransaction {sig}: the node keeps no history of it (a validator started \
+                     without transaction history?)"
+                );
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+}
+
+/// Reads `getTransaction`'s JSON.
+fn tx_info(v: &Value) -> Result<TxInfo> {
+    let meta = &v["meta"];
+    if meta.is_null() {
+        bail!("no status metadata");
+    }
+    let err = match &meta["err"] {
+        Value::Null => None,
+        e => Some(
+            serde_json::from_value::<TransactionError>(e.clone())
+                .map_err(|_| Error::new(format!("an error the client cannot read: {e}")))?,
+        ),
+    };
+    let logs = meta["logMessages"]
+        .as_array()
+        .map(|lines| {
+            lines
+                .iter()
+                .filter_map(|l| l.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(TxInfo {
+        slot: v["slot"].as_u64().unwrap_or(0),
+        fee: meta["fee"].as_u64().unwrap_or(0),
+        err,
+        logs,
+        compute_units: meta["computeUnitsConsumed"].as_u64().unwrap_or(0),
+    })
+}
+
+/// The compute units the program `program_id` reported in a log ("Program
+/// X consumed N of M compute units"), summed over its invocations.
+pub fn program_units(logs: &[String], program_id: &Pubkey) -> u64 {
+    let prefix = format!("Program {program_id} consumed ");
+    logs.iter()
+        .filter_map(|l| {
+            l.strip_prefix(&prefix)?
+                .split(' ')
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+        .sum()
+}
+
+/// A priority fee in lamports: micro-lamports per unit times the limit,
+/// rounded up, as the runtime charges it.
+pub fn priority_fee(micro_lamports_per_cu: u64, cu_limit: u32) -> u64 {
+    (micro_lamports_per_cu as u128 * cu_limit as u128).div_ceil(1_000_000) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use solana_instruction::error::InstructionError;
+
+    #[test]
+    fn get_transaction_json() {
+        let v = json!({
+            "slot": 77,
+            "meta": {
+                "err": {"InstructionError": [2, {"Custom": 21}]},
+                "fee": 5000,
+                "logMessages": ["Program X invoke [1]", "Program X consumed 1200 of 1350300 compute units"],
+                "computeUnitsConsumed": 1500
+            }
+        });
+        let info = tx_info(&v).unwrap();
+        assert_eq!(info.slot, 77);
+        assert_eq!(info.fee, 5000);
+        assert_eq!(info.compute_units, 1500);
+        assert_eq!(
+            info.err,
+            Some(TransactionError::InstructionError(
+                2,
+                InstructionError::Custom(21)
+            ))
+        );
+        assert_eq!(info.logs.len(), 2);
+        assert!(tx_info(&json!({"slot": 1})).is_err());
+    }
+
+    #[test]
+    fn program_units_and_priority_fees() {
+        let id = Pubkey::new_from_array([9; 32]);
+        let logs = vec![
+            format!("Program {id} invoke [1]"),
+            format!("Program {id} consumed 1026674 of 1350300 compute units"),
+            "Program ComputeBudget111111111111111111111111111111 consumed 150 of 1 compute units"
+                .to_string(),
+        ];
+        assert_eq!(program_units(&logs, &id), 1_026_674);
+        assert_eq!(priority_fee(0, 1_400_000), 0);
+        assert_eq!(priority_fee(1, 1_350_300), 2);
+        assert_eq!(priority_fee(1_000_000, 1_000), 1_000);
+    }
+}

@@ -1,0 +1,235 @@
+//! Runs: opening one (its account created with its rent and escrow, the
+//! prompt staged first when it is long), reading one, closing one.
+//!
+//! A run's key is derived from the signer, the model and the parameters
+//! (`keys::run`): the same question gives the same answer, so asking it
+//! again finds the run already open (or half opened by a process that was
+//! interrupted) instead of paying for a second one.
+
+use curta_core::protocol::{run, RunAccount, RUN_TAG};
+use curta_core::state::{Header, StateLayout};
+use curta_core::{output_text, StateInfo};
+use solana_pubkey::Pubkey;
+use solana_signer::Signer;
+
+use crate::bail;
+use crate::errors::{Error, Result};
+use crate::instructions as ix;
+use crate::keys::{self, RunSeed};
+use crate::model::ModelInfo;
+use crate::packing;
+use crate::params::Params;
+use crate::rpc::Cluster;
+use crate::sender::Summary;
+
+/// What opening did.
+#[derive(Clone, Debug)]
+pub struct Opened {
+    pub run: Pubkey,
+    /// False when the run was open already (nothing was sent).
+    pub opened_now: bool,
+    pub account_len: usize,
+    /// Lamports put in the run: its rent and the escrow.
+    pub deposit: u64,
+    pub escrow: u64,
+    pub summary: Summary,
+}
+
+/// Opens the run of `params` on `model` (or finds it open).
+pub async fn open(
+    cluster: &Cluster,
+    model: &ModelInfo,
+    params: &Params,
+    label: &str,
+) -> Result<Opened> {
+    params.check(&model.config)?;
+    if model.status != curta_core::protocol::model::SEALED {
+        bail!(
+            "model {} is {}, not sealed: runs cannot open",
+            model.keys.model,
+            model.status_name()
+        );
+    }
+    let seed = RunSeed {
+        model: &model.keys.model,
+        prompt: &params.prompt,
+        max_tokens: params.max_tokens,
+        temperature_q16: params.temperature_q16,
+        seed: params.seed,
+        label,
+    };
+    let run_kp = keys::run(&cluster.payer, &seed);
+    let run_key = run_kp.pubkey();
+    let payer = cluster.payer_key();
+    let size = curta_core::state_size(model.config, params.prompt.len(), params.max_tokens)?;
+    let len = run::HEADER_LEN + size;
+    let escrow = model
+        .royalty
+        .checked_mul(params.max_tokens as u64)
+        .ok_or_else(|| Error::new("the royalty times max tokens overflows 64 bits".to_string()))?;
+    let rent = cluster.rent(len).await?;
+    let mut out = Opened {
+        run: run_key,
+        opened_now: true,
+        account_len: len,
+        deposit: rent + escrow,
+        escrow,
+        summary: Summary::default(),
+    };
+    let p = params.as_run_params();
+    let txs = match cluster.account(&run_key).await? {
+        None => {
+            let create = solana_system_interface::instruction::create_account(
+                &payer,
+                &run_key,
+                rent + escrow,
+                len as u64,
+                &cluster.program_id,
+            );
+            packing::open_run_transactions(
+                &cluster.program_id,
+                &model.keys,
+                &run_key,
+                &payer,
+                &payer,
+                &p,
+                create,
+            )
+        }
+        Some(a) if a.owner != cluster.program_id => {
+            bail!(
+                "{run_key} (this run's address) is held by {}, not the curta program",
+                a.owner
+            )
+        }
+        Some(a) if a.data.starts_with(&RUN_TAG) => {
+            let r = RunAccount::read(&a.data)
+                .map_err(|_| Error::new(format!("{run_key} is damaged")))?;
+            if r.model() != model.keys.model.as_array() || r.opener() != payer.as_array() {
+                bail!("{run_key} is a run of another model or opener");
+            }
+            out.opened_now = false;
+            return Ok(out);
+        }
+        Some(a) if a.data.len() == len && a.data[..run::PROMPT].iter().all(|&b| b == 0) => {
+            // Created by an attempt that stopped before the opening landed.
+            packing::open_created_run_transactions(
+                &cluster.program_id,
+                &model.keys,
+                &run_key,
+                &payer,
+                &payer,
+                &p,
+            )
+        }
+        Some(_) => bail!("{run_key} (this run's address) holds something else"),
+    };
+    let per_signature = cluster.lamports_per_signature().await?;
+    for (i, tx) in txs.iter().enumerate() {
+        let what = if i + 1 == txs.len() {
+            "opening the run"
+        } else {
+            "staging the prompt"
+        };
+        let landed = cluster.send_and_confirm(what, tx, &[&run_kp], true).await?;
+        out.summary.add(&Summary {
+            transactions: 1,
+            fees: 2 * per_signature,
+            first_slot: landed.slot,
+            last_slot: landed.slot,
+        });
+    }
+    Ok(out)
+}
+
+/// A run account, read.
+#[derive(Clone, Debug)]
+pub struct RunView {
+    pub run: Pubkey,
+    pub model: Pubkey,
+    pub opener: Pubkey,
+    pub lamports: u64,
+    pub royalty: u64,
+    pub deposited: u64,
+    pub escrow: u64,
+    pub paid: u64,
+    pub prompt: Vec<u8>,
+    pub max_tokens: u32,
+    pub temperature_q16: u32,
+    pub seed: u64,
+    pub info: StateInfo,
+    pub text: Vec<u8>,
+}
+
+/// Reads a run (its model's configuration places the text).
+pub async fn show(cluster: &Cluster, run_key: &Pubkey) -> Result<(RunView, ModelInfo)> {
+    let Some(account) = cluster.account(run_key).await? else {
+        bail!(
+            "there is no run account at {run_key} on {} (closed?)",
+            cluster.url
+        );
+    };
+    if account.owner != cluster.program_id {
+        bail!(
+            "{run_key} is not an account of the curta program {}",
+            cluster.program_id
+        );
+    }
+    let r = RunAccount::read(&account.data)
+        .map_err(|_| Error::new(format!("{run_key} is not an opened run")))?;
+    let model_key = Pubkey::new_from_array(*r.model());
+    let model = crate::model::read_model(cluster, &model_key).await?;
+    let state = r.state();
+    let h = Header::read_checked(&model.config, state)
+        .map_err(|e| Error::from(e).context(format!("run {run_key}'s state")))?;
+    let layout = StateLayout::new(&model.config, h.prompt_len as usize, h.max_tokens)?;
+    let view = RunView {
+        run: *run_key,
+        model: model_key,
+        opener: Pubkey::new_from_array(*r.opener()),
+        lamports: account.lamports,
+        royalty: r.royalty(),
+        deposited: r.deposited(),
+        escrow: r.escrow(),
+        paid: r.paid(),
+        prompt: state[layout.prompt..layout.prompt + h.prompt_len as usize].to_vec(),
+        max_tokens: h.max_tokens,
+        temperature_q16: h.temperature,
+        seed: h.seed,
+        info: StateInfo::read(state)?,
+        text: output_text(model.config, state).to_vec(),
+    };
+    Ok((view, model))
+}
+
+/// Closes a run, its lamports back to the opener; returns them.
+pub async fn close(cluster: &Cluster, run_key: &Pubkey) -> Result<(u64, Summary)> {
+    let Some(account) = cluster.account(run_key).await? else {
+        bail!(
+            "there is no run account at {run_key} on {} (closed already?)",
+            cluster.url
+        );
+    };
+    let r = RunAccount::read(&account.data)
+        .map_err(|_| Error::new(format!("{run_key} is not an opened run")))?;
+    if r.opener() != cluster.payer_key().as_array() {
+        bail!(
+            "run {run_key} was opened by {}, not the signer: only its opener can close it",
+            Pubkey::new_from_array(*r.opener())
+        );
+    }
+    let i = ix::close_run(&cluster.program_id, run_key, &cluster.payer_key());
+    let landed = cluster
+        .send_and_confirm("closing the run", &[i], &[], true)
+        .await?;
+    let fee = cluster.lamports_per_signature().await?;
+    Ok((
+        account.lamports,
+        Summary {
+            transactions: 1,
+            fees: fee,
+            first_slot: landed.slot,
+            last_slot: landed.slot,
+        },
+    ))
+}

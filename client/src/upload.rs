@@ -1,0 +1,372 @@
+//! Uploading a model: its account, a weight account bound to each section,
+//! every section written in parallel chunks, each sealed, then the model.
+//!
+//! Resumable by construction: the model's and weight accounts' keys are
+//! derived (`keys::model`, `keys::weight`), and every step reads the chain
+//! first and does only what is missing. Chunks are written only where the
+//! account's bytes differ from the artifact's (a fresh account is zero, so
+//! zero chunks are never sent), sections already sealed are checked
+//! against the artifact's digests, and an interrupted process's in-flight
+//! transactions are waited for before any of that (`journal`).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use curta_core::protocol::{self, model, weight, WeightAccount, SEAL_BYTES_PER_CALL};
+use futures::future::try_join_all;
+use solana_compute_budget_interface::ComputeBudgetInstruction;
+use solana_pubkey::Pubkey;
+use solana_signer::Signer;
+
+use crate::artifact::Artifact;
+use crate::bail;
+use crate::errors::{Error, Result};
+use crate::instructions::{self as ix, ModelKeys, ModelParams};
+use crate::keys;
+use crate::model::{parse_model, read_config, ModelInfo};
+use crate::packing;
+use crate::progress::Progress;
+use crate::rpc::Cluster;
+use crate::sender::{self, Job, Summary};
+
+/// What an upload did.
+#[derive(Clone, Debug)]
+pub struct Uploaded {
+    pub model: Pubkey,
+    pub config: Pubkey,
+    pub sections: usize,
+    pub artifact_len: usize,
+    /// Whether the model was already sealed with these weights.
+    pub already: bool,
+    pub bytes_written: u64,
+    pub summary: Summary,
+    pub seconds: f64,
+}
+
+/// The compute units one `seal_section` asks for: two 1 MiB chunks of
+/// `sol_sha256` at about 524,000 each (`docs/program.md`).
+pub const SEAL_CU: u32 = 1_100_000;
+
+fn landed(summary: &mut Summary, slot: u64, fee: u64) {
+    summary.add(&Summary {
+        transactions: 1,
+        fees: fee,
+        first_slot: slot,
+        last_slot: slot,
+    });
+}
+
+/// Uploads `artifact` as a model bound to `config`, owned by the signer,
+/// with `royalty` lamports per generated token; resumes an earlier upload
+/// of the same artifact, config and royalty.
+pub async fn upload(
+    cluster: &Cluster,
+    artifact: &Artifact,
+    config: &Pubkey,
+    royalty: u64,
+    in_flight: usize,
+) -> Result<Uploaded> {
+    let started = Instant::now();
+    let program = cluster.program_id;
+    let payer = cluster.payer_key();
+    let per_signature = cluster.lamports_per_signature().await?;
+    read_config(cluster, config).await?;
+    let m = artifact.metadata();
+    let count = m.section_count();
+    let mut out = Uploaded {
+        model: Pubkey::default(),
+        config: *config,
+        sections: count,
+        artifact_len: artifact.bytes.len(),
+        already: false,
+        bytes_written: 0,
+        summary: Summary::default(),
+        seconds: 0.0,
+    };
+    let model_kp = keys::model(&cluster.payer, &program, config, &artifact.sha256, royalty);
+    let model_key = model_kp.pubkey();
+    out.model = model_key;
+
+    // The model account.
+    let params = ModelParams {
+        royalty,
+        config: m.config,
+        flags: artifact.flags(),
+        zero_len: m.section_len(0) as u64,
+    };
+    let mut info = match cluster.account(&model_key).await? {
+        None => {
+            let len = model::len(count);
+            let lamports = cluster.rent(len).await?;
+            let create = solana_system_interface::instruction::create_account(
+                &payer, &model_key, lamports, len as u64, &program,
+            );
+            let init = ix::init_model(&program, config, &model_key, &payer, &params);
+            let l = cluster
+                .send_and_confirm("creating the model", &[create, init], &[&model_kp], true)
+                .await?;
+            landed(&mut out.summary, l.slot, 2 * per_signature);
+            read(cluster, &model_key).await?
+        }
+        Some(_) => read(cluster, &model_key).await?,
+    };
+    check_model(&info, artifact, config, &payer)?;
+    if info.status == model::SEALED {
+        out.already = true;
+        out.seconds = started.elapsed().as_secs_f64();
+        return Ok(out);
+    }
+
+    // A weight account bound to every section that has none.
+    let mut binds = vec![];
+    for (i, s) in info.sections.iter().enumerate() {
+        if s.weight.is_some() {
+            continue;
+        }
+        let w = Arc::new(keys::weight(&cluster.payer, &model_key, i as u32));
+        let space = weight::HEADER_LEN + s.len as usize;
+        let lamports = cluster.rent(space).await?;
+        binds.push(Job {
+            what: format!("binding a weight account to section {i}"),
+            instructions: vec![
+                solana_system_interface::instruction::create_account(
+                    &payer,
+                    &w.pubkey(),
+                    lamports,
+                    space as u64,
+                    &program,
+                ),
+                ix::bind_weight(&program, &model_key, &w.pubkey(), &payer, i as u32),
+            ],
+            signers: vec![w],
+            units: 1,
+        });
+    }
+    if !binds.is_empty() {
+        let progress = Progress::new("binding weight accounts", binds.len() as u64, "sections");
+        let s = sender::send_all(cluster, &binds, send_opts(in_flight), Some(&progress)).await?;
+        progress.finish();
+        out.summary.add(&s);
+        info = read(cluster, &model_key).await?;
+    }
+    let keys = info.keys.clone();
+
+    // Every chunk the weight accounts do not hold yet, until they hold all.
+    let chunk = write_chunk(&program, &keys, &payer);
+    for round in 0..3 {
+        let mut jobs = vec![];
+        for i in 0..count {
+            let section = artifact.section(i);
+            let data = cluster.data(&keys.weights[i]).await?;
+            let w = WeightAccount::read(&data).map_err(|_| {
+                Error::new(format!(
+                    "{} (section {i}) is not a weight account",
+                    keys.weights[i]
+                ))
+            })?;
+            if w.model() != model_key.as_array() || w.section() != i as u32 {
+                bail!(
+                    "{} is bound to section {i} of model {model_key} but says otherwise",
+                    keys.weights[i]
+                );
+            }
+            if w.sealed() {
+                if info.sections[i].digest != Some(protocol::section_digest(section)) {
+                    bail!(
+                        "section {i} of model {model_key} is sealed with other bytes than the \
+                         artifact's; close the model (`curta model close`) and upload again"
+                    );
+                }
+                continue;
+            }
+            jobs.extend(write_jobs(
+                &program,
+                &keys,
+                &payer,
+                i,
+                section,
+                w.bytes(),
+                chunk,
+            ));
+        }
+        if jobs.is_empty() {
+            break;
+        }
+        if round == 2 {
+            bail!(
+                "{} chunk(s) still differ after writing them three times",
+                jobs.len()
+            );
+        }
+        let bytes: u64 = jobs.iter().map(|j| j.units).sum();
+        let progress = Progress::new("writing weights", bytes, "bytes");
+        let s = sender::send_all(cluster, &jobs, send_opts(in_flight), Some(&progress)).await?;
+        progress.finish();
+        out.summary.add(&s);
+        out.bytes_written += bytes;
+    }
+
+    // Seal every section (they lock different accounts: all at once), then
+    // the model.
+    let seals = (0..count)
+        .filter(|&i| info.sections[i].digest.is_none())
+        .map(|i| seal_section(cluster, &keys, i, artifact.section(i)));
+    for s in try_join_all(seals).await? {
+        out.summary.add(&s);
+    }
+    let seal = ix::seal_model(&program, &model_key, &keys.weights[0], &payer);
+    let l = cluster
+        .send_and_confirm("sealing the model", &[seal], &[], true)
+        .await?;
+    landed(&mut out.summary, l.slot, per_signature);
+    info = read(cluster, &model_key).await?;
+    if info.status != model::SEALED {
+        bail!(
+            "model {model_key} is still {} after sealing",
+            info.status_name()
+        );
+    }
+    out.seconds = started.elapsed().as_secs_f64();
+    Ok(out)
+}
+
+fn send_opts(in_flight: usize) -> sender::Options {
+    sender::Options {
+        in_flight,
+        preflight: false,
+    }
+}
+
+async fn read(cluster: &Cluster, model: &Pubkey) -> Result<ModelInfo> {
+    parse_model(model, &cluster.data(model).await?)
+}
+
+/// Checks that a model found at the derived address is this upload's.
+fn check_model(
+    info: &ModelInfo,
+    artifact: &Artifact,
+    config: &Pubkey,
+    payer: &Pubkey,
+) -> Result<()> {
+    let m = artifact.metadata();
+    let model = info.keys.model;
+    if info.keys.owner != *payer {
+        bail!(
+            "model {model} is owned by {}, not the signer",
+            info.keys.owner
+        );
+    }
+    if info.keys.config_account != *config {
+        bail!(
+            "model {model} is bound to config {}",
+            info.keys.config_account
+        );
+    }
+    if info.config != m.config
+        || info.flags != artifact.flags()
+        || info.sections.len() != m.section_count()
+        || info.sections[0].len != m.section_len(0) as u64
+    {
+        bail!("model {model} was created for another artifact");
+    }
+    if info.status == model::RETIRED {
+        bail!("model {model} is retired (a weight account was closed): close it and upload again");
+    }
+    if info.status == model::SEALED {
+        for (i, s) in info.sections.iter().enumerate() {
+            if s.digest != Some(protocol::section_digest(artifact.section(i))) {
+                bail!("model {model} is sealed with another section {i}");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The most weight bytes one `write` transaction carries with the owner
+/// paying and no compute-budget instruction (986 today).
+pub fn write_chunk(program: &Pubkey, keys: &ModelKeys, owner: &Pubkey) -> usize {
+    packing::most_that_fit(protocol::MAX_ACCOUNT_LEN, owner, |n| {
+        vec![ix::write(
+            program,
+            &keys.model,
+            &keys.weights[0],
+            owner,
+            0,
+            &vec![0; n],
+        )]
+    })
+}
+
+/// The writes of a section's chunks whose bytes the account does not hold.
+fn write_jobs(
+    program: &Pubkey,
+    keys: &ModelKeys,
+    owner: &Pubkey,
+    i: usize,
+    section: &[u8],
+    held: &[u8],
+    chunk: usize,
+) -> Vec<Job> {
+    section
+        .chunks(chunk)
+        .enumerate()
+        .filter_map(|(k, bytes)| {
+            let offset = k * chunk;
+            if held.get(offset..offset + bytes.len()) == Some(bytes) {
+                return None;
+            }
+            Some(Job {
+                what: format!("writing section {i} at offset {offset}"),
+                instructions: vec![ix::write(
+                    program,
+                    &keys.model,
+                    &keys.weights[i],
+                    owner,
+                    offset as u64,
+                    bytes,
+                )],
+                signers: vec![],
+                units: bytes.len() as u64,
+            })
+        })
+        .collect()
+}
+
+/// Sends `seal_section` until the section is sealed (one call hashes
+/// 2 MiB). Each call asks for a slightly different limit, so two calls are
+/// never the same transaction.
+async fn seal_section(
+    cluster: &Cluster,
+    keys: &ModelKeys,
+    i: usize,
+    bytes: &[u8],
+) -> Result<Summary> {
+    let digest = protocol::section_digest(bytes);
+    let per_signature = cluster.lamports_per_signature().await?;
+    let mut summary = Summary::default();
+    let calls = bytes.len().div_ceil(SEAL_BYTES_PER_CALL).max(1);
+    for call in 0..calls + 2 {
+        let data = cluster.data(&keys.weights[i]).await?;
+        if WeightAccount::read(&data).is_ok_and(|w| w.sealed()) {
+            return Ok(summary);
+        }
+        let ixs = [
+            ComputeBudgetInstruction::set_compute_unit_limit(SEAL_CU + call as u32),
+            ix::seal_section(
+                &cluster.program_id,
+                &keys.model,
+                &keys.weights[i],
+                &keys.owner,
+                &digest,
+            ),
+        ];
+        let l = cluster
+            .send_and_confirm(&format!("sealing section {i}"), &ixs, &[], true)
+            .await?;
+        landed(&mut summary, l.slot, per_signature);
+    }
+    bail!(
+        "section {i} is not sealed after {} seal_section calls",
+        calls + 2
+    )
+}
