@@ -1,112 +1,132 @@
-//! `make demo`: converts stories260K, runs a prompt natively, then uploads
-//! the model to the curta program on the SBF VM (solana-program-test: the
-//! real `write` and `seal_model` transactions) and runs the same prompt one
-//! `turn` transaction at a time, printing the text, the turns and the
-//! compute units of each.
+//! `make demo`: converts stories260K, starts a local validator
+//! (`curta-localnet`), and runs the `curta` commands a user would: deploy
+//! the program through the upgradeable loader, upload the model, generate
+//! a prompt one `turn` transaction at a time (the text printed as it
+//! arrives, then the turns, compute units, fees, slots and time), and
+//! stops the validator.
 //!
 //! `demo [PROMPT] [MAX_TOKENS]`, defaults "Once upon a time" and 12.
 
-use std::io::Write;
+use std::process::{Command, ExitCode};
 use std::time::Instant;
 
-use curta_core::planner::CHARGES;
-use curta_core::protocol::run;
-use curta_core::{output_text, StateInfo};
-use curta_harness::chain::{self, Chain};
-use curta_harness::manifest::RunSpec;
+use curta_harness::curta::Curta;
+use curta_harness::localnet::Localnet;
 use curta_harness::models::{artifact, metadata};
-use curta_harness::native;
-use solana_keypair::Keypair;
-use solana_signer::Signer;
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() {
+fn main() -> ExitCode {
+    match demo() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("demo failed: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs a command with the terminal's stdout and stderr, echoing it first.
+fn shell(mut cmd: Command, shown: &str) -> Result<(), String> {
+    println!("\n$ {shown}");
+    let status = cmd.status().map_err(|e| format!("{shown}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{shown} failed ({status})"))
+    }
+}
+
+fn demo() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let prompt = args
         .first()
         .cloned()
         .unwrap_or_else(|| "Once upon a time".into());
-    let max_tokens: u32 = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(12);
-    let spec = RunSpec {
-        name: "demo".into(),
-        model: "stories260K".into(),
-        prompt: prompt.clone().into_bytes(),
-        max_tokens,
-        temperature_q16: 0,
-        seed: 0,
-    };
+    let max_tokens = args.get(1).cloned().unwrap_or_else(|| "12".into());
+
+    let dir = curta_harness::root().join("target/demo");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let dir = dir
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    let started = Instant::now();
     let art = artifact("stories260K");
-    let m = metadata(&art);
+    let path = dir.join("stories260K.curta");
+    std::fs::write(&path, &art[..]).map_err(|e| format!("{}: {e}", path.display()))?;
     println!(
-        "stories260K converted: {} bytes in {} sections",
+        "converted stories260K: {} ({} bytes in {} sections, {:.1} s)",
+        path.display(),
         art.len(),
-        m.section_count()
+        metadata(&art).section_count(),
+        started.elapsed().as_secs_f64()
     );
 
-    let start = Instant::now();
-    let mut state = native::open(&m, &spec);
-    let mut native_turns = 0;
-    while !StateInfo::read(&state).expect("state").complete {
-        native::step(&art, &m, &mut state);
-        native_turns += 1;
-    }
+    let net = Localnet::start()?;
     println!(
-        "native: {prompt}{} ({native_turns} turns, {:.1} ms)",
-        String::from_utf8_lossy(output_text(m.config, &state)),
-        start.elapsed().as_secs_f64() * 1e3
+        "local validator: {} (ready in {:.1} s; log {})",
+        net.rpc_url(),
+        net.started_in().as_secs_f64(),
+        net.log_path().display()
     );
+    let curta = Curta::new(&net, &dir.join(format!("run-{}", std::process::id())))?;
+    let so = curta_harness::deploy_dir().join("curta_program.so");
 
-    let mut c = Chain::start(chain::program_test()).await;
-    let (admin, owner, opener) = (Keypair::new(), Keypair::new(), Keypair::new());
-    c.fund(&owner.pubkey(), 1_000_000_000).await;
-    c.fund(&opener.pubkey(), 1_000_000_000).await;
-    let config = c.init_config(&admin, CHARGES.allowance).await;
-    let start = Instant::now();
-    let keys = c.upload_model(&config, &art, &owner, 1_000).await;
+    let mut deploy = Command::new(&curta.bin);
+    deploy
+        .args(["--url", &curta.url, "--keypair"])
+        .arg(&curta.keypair)
+        .arg("--state-dir")
+        .arg(&curta.state_dir)
+        .arg("deploy")
+        .arg(&so)
+        .arg("--program-keypair")
+        .arg(&curta.program);
+    shell(deploy, "curta deploy target/deploy/curta_program.so")?;
+
+    let upload = curta.command(&["model", "upload", &path.to_string_lossy()]);
+    let printed = shell_output(upload, "curta model upload target/demo/stories260K.curta")?;
+    let model = printed
+        .lines()
+        .find_map(|l| l.strip_prefix("model: "))
+        .ok_or("model upload printed no model")?
+        .to_string();
+
+    let generate = curta.command(&[
+        "generate",
+        "--model",
+        &model,
+        "--prompt",
+        &prompt,
+        "--max-tokens",
+        &max_tokens,
+    ]);
+    shell(
+        generate,
+        &format!("curta generate --model {model} --prompt {prompt:?} --max-tokens {max_tokens}"),
+    )?;
+
+    let stopped = Instant::now();
+    net.stop()?;
     println!(
-        "SBF VM: uploaded and sealed the model in {:.1} s",
-        start.elapsed().as_secs_f64()
+        "\nstopped the validator ({:.1} s); the demo took {:.1} s",
+        stopped.elapsed().as_secs_f64(),
+        started.elapsed().as_secs_f64()
     );
-    let (run_key, out) = c
-        .open_run(&keys, &m.config, &spec, &opener, 1_000 * max_tokens as u64)
-        .await;
-    assert_eq!(out.result, Ok(()), "open_run: {:#?}", out.logs);
-    print!("SBF VM: {prompt}");
-    let mut printed = 0;
-    let mut units = vec![];
-    loop {
-        let out = c.turn(&keys, &run_key, &m.config, CHARGES.allowance).await;
-        assert_eq!(
-            out.result,
-            Ok(()),
-            "turn {}: {:#?}",
-            units.len() + 1,
-            out.logs
-        );
-        units.push(out.program_cu);
-        let data = c.data(&run_key).await;
-        let onchain = &data[run::HEADER_LEN..];
-        let text = output_text(m.config, onchain);
-        print!("{}", String::from_utf8_lossy(&text[printed..]));
-        std::io::stdout().flush().ok();
-        printed = text.len();
-        if StateInfo::read(onchain).expect("state").complete {
-            assert_eq!(
-                onchain,
-                &state[..],
-                "the chain's final state differs from the native one"
-            );
-            break;
-        }
+    Ok(())
+}
+
+/// Runs a command, echoing it and its stdout (stderr goes to the
+/// terminal), and returns the stdout.
+fn shell_output(mut cmd: Command, shown: &str) -> Result<String, String> {
+    println!("\n$ {shown}");
+    let out = cmd
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("{shown}: {e}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    print!("{stdout}");
+    if out.status.success() {
+        Ok(stdout)
+    } else {
+        Err(format!("{shown} failed ({})", out.status))
     }
-    println!();
-    println!("SBF VM: {} turns (native: {native_turns}), the final state equal to the native one byte for byte", units.len());
-    for (i, u) in units.iter().enumerate() {
-        println!("  turn {:>3}: {u:>9} compute units", i + 1);
-    }
-    println!(
-        "  peak {} compute units per turn, total {}",
-        units.iter().max().unwrap_or(&0),
-        units.iter().sum::<u64>()
-    );
 }

@@ -1,0 +1,721 @@
+//! End to end on a real validator: `curta-localnet` started on free ports,
+//! and the `curta` binary run as a process, exactly as a user runs it.
+//!
+//! - The program is deployed through the upgradeable loader and verified
+//!   byte for byte; stories260K is uploaded; the golden reference run and
+//!   a T=0.8 run are generated: every turn's state hash, the tokens and the
+//!   text equal the golden receipt's, and the transactions and fees equal
+//!   the quote's.
+//! - A client killed mid-upload and mid-crank, run again, reaches the
+//!   golden final state, and the chain's history shows that nothing was
+//!   paid twice: each weight chunk written once, each turn done once, no
+//!   fee beyond an uninterrupted run's.
+//! - Bad input is refused in words, naming the value and the limit.
+//!
+//! Needs `target/debug/curta` and `target/deploy/curta_program.so`
+//! (`make test-e2e` builds both).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use curta_client::keys;
+use curta_core::protocol::{CurtaError, Instruction as CurtaIx};
+use curta_harness::curta::Curta;
+use curta_harness::localnet::Localnet;
+use curta_harness::manifest::{self, RunSpec};
+use curta_harness::models::artifact;
+use curta_harness::receipt::Receipt;
+use serde_json::{json, Value};
+use solana_commitment_config::CommitmentConfig;
+use solana_instruction::error::InstructionError;
+use solana_keypair::read_keypair_file;
+use solana_pubkey::Pubkey;
+use solana_rpc_client::rpc_client::{GetConfirmedSignaturesForAddress2Config, RpcClient};
+use solana_rpc_client_api::request::RpcRequest;
+use solana_signature::Signature;
+use solana_signer::Signer;
+use solana_transaction::{Transaction, TransactionError};
+
+fn start() -> Localnet {
+    let net = Localnet::builder()
+        .binary(env!("CARGO_BIN_EXE_curta-localnet"))
+        .start()
+        .unwrap_or_else(|e| panic!("{e}"));
+    eprintln!(
+        "curta-localnet at {} ready in {:.1} s",
+        net.rpc_url(),
+        net.started_in().as_secs_f64()
+    );
+    net
+}
+
+/// A fresh folder under target/e2e for one test.
+fn workdir(name: &str) -> PathBuf {
+    let dir = curta_harness::root()
+        .join("target/e2e")
+        .join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("target/e2e");
+    dir
+}
+
+fn rpc(net: &Localnet) -> RpcClient {
+    RpcClient::new_with_commitment(net.rpc_url().to_string(), CommitmentConfig::confirmed())
+}
+
+fn so() -> PathBuf {
+    let so = curta_harness::deploy_dir().join("curta_program.so");
+    assert!(
+        so.is_file(),
+        "{} is missing: run `make build-sbf`",
+        so.display()
+    );
+    so
+}
+
+fn spec(name: &str) -> RunSpec {
+    manifest::load()
+        .into_iter()
+        .find(|r| r.name == name)
+        .unwrap_or_else(|| panic!("{name} is not in golden/manifest.json"))
+}
+
+fn golden(name: &str) -> Receipt {
+    Receipt::load(name).unwrap_or_else(|| panic!("no golden receipt for {name}"))
+}
+
+fn ok<T>(r: Result<T, String>) -> T {
+    r.unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The arguments of a run's parameters, temperature as a decimal.
+fn run_args(spec: &RunSpec) -> Vec<String> {
+    let t = spec.temperature_q16;
+    // Every manifest temperature is a decimal the client rounds back to
+    // exactly this q16 (0.8 is 52,429).
+    let temperature = format!("{}", (t as f64 / 65_536.0 * 1e4).round() / 1e4);
+    vec![
+        "--prompt".into(),
+        String::from_utf8(spec.prompt.clone()).expect("UTF-8 prompt"),
+        "--max-tokens".into(),
+        spec.max_tokens.to_string(),
+        "--temperature".into(),
+        temperature,
+        "--seed".into(),
+        spec.seed.to_string(),
+    ]
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Checks a crank's turns against the golden receipt: every turn's state
+/// hash, in order, and the tokens of each.
+fn check_turns(name: &str, crank: &Value, receipt: &Receipt) {
+    let turns = crank["turns"].as_array().expect("turns");
+    for t in turns {
+        let n = t["turn"].as_u64().expect("turn") as usize;
+        let want = &receipt.turns[n];
+        assert_eq!(
+            t["state_sha256"].as_str(),
+            Some(want.state_sha256.as_str()),
+            "{name}: turn {n}'s state differs from the golden receipt"
+        );
+        assert_eq!(
+            t["generated"].as_u64(),
+            Some(want.generated as u64),
+            "{name}: turn {n}"
+        );
+    }
+    assert_eq!(
+        crank["final_state_sha256"].as_str(),
+        receipt.turns.last().map(|t| t.state_sha256.as_str()),
+        "{name}: final state"
+    );
+}
+
+#[test]
+fn deploy_upload_and_generate_the_golden_runs() {
+    let net = start();
+    let dir = workdir("golden");
+    let curta = ok(Curta::new(&net, &dir));
+    let rpc = rpc(&net);
+    let payer = net.payer().pubkey();
+
+    // Deployed through the loader, and the same bytes as the local build.
+    let so = so();
+    let d = ok(curta.deploy(&so));
+    let bytes = std::fs::read(&so).expect("the .so");
+    assert_eq!(d["action"], "deployed");
+    assert_eq!(
+        d["sha256"].as_str(),
+        Some(curta_harness::sha256_hex(&bytes).as_str())
+    );
+    let v = ok(curta.json(&["program", "verify", &so.to_string_lossy()]));
+    assert_eq!(v["equal"], true, "{v}");
+    assert_eq!(
+        v["upgrade_authority"].as_str(),
+        Some(payer.to_string().as_str())
+    );
+    // Deploying the same build again sends nothing.
+    assert_eq!(ok(curta.deploy(&so))["action"], "unchanged");
+
+    // stories260K uploaded and sealed.
+    let art = artifact("stories260K");
+    let path = dir.join("stories260K.curta");
+    std::fs::write(&path, &art[..]).expect("artifact");
+    let started = Instant::now();
+    let u = ok(curta.json(&["model", "upload", &path.to_string_lossy()]));
+    eprintln!(
+        "upload: {} bytes in {} transactions, {:.1} s",
+        u["bytes_written"],
+        u["transactions"],
+        started.elapsed().as_secs_f64()
+    );
+    let model = u["model"].as_str().expect("model").to_string();
+    let m = ok(curta.json(&["model", "show", &model]));
+    assert_eq!(m["status"], "sealed");
+    assert_eq!(m["sections"].as_array().map(Vec::len), Some(3));
+    // Uploading again finds it sealed and sends nothing.
+    let again = ok(curta.json(&["model", "upload", &path.to_string_lossy()]));
+    assert_eq!(
+        (again["model"].as_str(), again["already_sealed"].as_bool()),
+        (Some(model.as_str()), Some(true))
+    );
+    assert_eq!(again["transactions"], 0);
+
+    for name in ["stories260k-reference", "stories260k-t08-seed1"] {
+        let spec = spec(name);
+        let receipt = golden(name);
+        let args = run_args(&spec);
+        let mut quote = vec!["quote", &model];
+        quote.extend(strs(&args));
+        let q = ok(curta.json(&quote));
+        assert_eq!(
+            q["turns"].as_u64(),
+            Some(receipt.turns.len() as u64 - 1),
+            "{name}"
+        );
+
+        let before = rpc.get_balance(&payer).expect("balance");
+        let mut generate = vec!["generate", "--model", &model];
+        generate.extend(strs(&args));
+        let started = Instant::now();
+        let g = ok(curta.json(&generate));
+        let seconds = started.elapsed().as_secs_f64();
+        let after = rpc.get_balance(&payer).expect("balance");
+
+        check_turns(name, &g, &receipt);
+        assert_eq!(
+            g["turns"].as_array().map(Vec::len),
+            Some(receipt.turns.len() - 1)
+        );
+        let tokens: Vec<u64> = g["turns"]
+            .as_array()
+            .expect("turns")
+            .iter()
+            .flat_map(|t| t["tokens"].as_array().cloned().unwrap_or_default())
+            .filter_map(|t| t.as_u64())
+            .collect();
+        assert_eq!(
+            tokens,
+            receipt.tokens.iter().map(|&t| t as u64).collect::<Vec<_>>(),
+            "{name}: tokens"
+        );
+        assert_eq!(
+            g["text_hex"].as_str(),
+            Some(hex(&receipt.text).as_str()),
+            "{name}: text"
+        );
+        assert_eq!(g["closed"], true);
+
+        // What it cost: the run's rent came back, the royalty (zero) went
+        // nowhere, so the payer lost exactly the fees; and without resent
+        // turns, exactly the quote's transactions and fees.
+        let failed = g["failed"].as_array().map_or(0, Vec::len) as u64;
+        let fees = g["total_fees"].as_u64().expect("fees");
+        assert_eq!(before - after, fees, "{name}: balance change");
+        assert_eq!(
+            g["total_transactions"].as_u64(),
+            Some(q["transactions"].as_u64().expect("quote") + failed),
+            "{name}: transactions"
+        );
+        if failed == 0 {
+            assert_eq!(
+                Some(fees),
+                q["fees"].as_u64(),
+                "{name}: fees against the quote"
+            );
+        }
+        let per_slot: Vec<u64> = g["turns_per_slot"]
+            .as_array()
+            .expect("turns per slot")
+            .iter()
+            .filter_map(|p| p[1].as_u64())
+            .collect();
+        eprintln!(
+            "{name}: {} turns ({failed} resent) in {} blocks (at most {} in one), {} transactions, \
+             fees {fees} lamports, {} program compute units, slots {}, {:.2} s crank, {seconds:.2} s \
+             in all",
+            receipt.turns.len() - 1,
+            per_slot.len(),
+            per_slot.iter().max().unwrap_or(&0),
+            g["total_transactions"],
+            g["program_cu"],
+            g["slots"],
+            g["seconds"].as_f64().unwrap_or(0.0),
+        );
+    }
+}
+
+/// Every transaction that names `address`, oldest first, with its
+/// instructions, fee and error.
+struct Landed {
+    signature: Signature,
+    tx: Transaction,
+    fee: u64,
+    err: Option<TransactionError>,
+}
+
+fn history(rpc: &RpcClient, address: &Pubkey) -> Vec<Landed> {
+    let mut sigs = vec![];
+    let mut before = None;
+    loop {
+        let page = rpc
+            .get_signatures_for_address_with_config(
+                address,
+                GetConfirmedSignaturesForAddress2Config {
+                    before,
+                    until: None,
+                    limit: Some(1000),
+                    commitment: Some(CommitmentConfig::confirmed()),
+                },
+            )
+            .expect("getSignaturesForAddress");
+        let Some(last) = page.last() else { break };
+        before = Some(last.signature.parse().expect("signature"));
+        let n = page.len();
+        sigs.extend(page);
+        if n < 1000 {
+            break;
+        }
+    }
+    // Newest first, within a slot by falling position: reversed, oldest first.
+    sigs.reverse();
+    sigs.iter()
+        .map(|s| {
+            let signature: Signature = s.signature.parse().expect("signature");
+            let v: Value = rpc
+                .send(
+                    RpcRequest::GetTransaction,
+                    json!([s.signature, {"encoding": "base64", "commitment": "confirmed",
+                           "maxSupportedTransactionVersion": 0}]),
+                )
+                .expect("getTransaction");
+            use base64::Engine;
+            let raw = base64::engine::general_purpose::STANDARD
+                .decode(v["transaction"][0].as_str().expect("base64 transaction"))
+                .expect("base64");
+            let tx: Transaction = bincode::deserialize(&raw).expect("a legacy transaction");
+            Landed {
+                signature,
+                tx,
+                fee: v["meta"]["fee"].as_u64().expect("fee"),
+                err: serde_json::from_value(v["meta"]["err"].clone()).expect("err"),
+            }
+        })
+        .collect()
+}
+
+/// The curta instructions of a transaction, decoded.
+fn curta_ixs<'a>(tx: &'a Transaction, program: &Pubkey) -> Vec<CurtaIx<'a>> {
+    tx.message
+        .instructions
+        .iter()
+        .filter(|i| tx.message.account_keys[i.program_id_index as usize] == *program)
+        .filter_map(|i| CurtaIx::decode(&i.data))
+        .collect()
+}
+
+/// Waits for a stderr line that `done` accepts; panics if the process
+/// exits first.
+fn wait_for(
+    child: &mut std::process::Child,
+    lines: &std::sync::mpsc::Receiver<String>,
+    what: &str,
+    done: impl Fn(&str) -> bool,
+) {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        match lines.recv_timeout(Duration::from_millis(100)) {
+            Ok(line) if done(&line) => return,
+            Ok(_) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                panic!("curta exited before {what}: {:?}", child.wait())
+            }
+        }
+        assert!(Instant::now() < deadline, "no {what} in 300 s");
+    }
+}
+
+#[test]
+fn killed_mid_upload_and_mid_crank_resumes_paying_nothing_twice() {
+    let net = start();
+    let dir = workdir("resume");
+    let curta = ok(Curta::new(&net, &dir));
+    let rpc = rpc(&net);
+    let payer = net.payer();
+    ok(curta.deploy(&so()));
+    let program = read_keypair_file(&curta.program)
+        .expect("program keypair")
+        .pubkey();
+    let c = ok(curta.json(&["config", "init"]));
+    let config: Pubkey = c["config"]
+        .as_str()
+        .expect("config")
+        .parse()
+        .expect("address");
+
+    let art = artifact("stories260K");
+    let path = dir.join("stories260K.curta");
+    std::fs::write(&path, &art[..]).expect("artifact");
+    let path = path.to_string_lossy().into_owned();
+    // The model's address, derived as the client derives it.
+    let royalty = 7u64;
+    let model = keys::model(
+        &payer,
+        &program,
+        &config,
+        &curta_core::sha256::sha256(&art),
+        royalty,
+    )
+    .pubkey();
+
+    // Killed a third of the way through writing the weights.
+    let (mut child, lines) = ok(curta.spawn(&[
+        "model",
+        "upload",
+        &path,
+        "--royalty",
+        "7",
+        "--in-flight",
+        "16",
+    ]));
+    wait_for(&mut child, &lines, "a third of the weights", |line| {
+        let Some(rest) = line.strip_prefix("writing weights: ") else {
+            return false;
+        };
+        let (done, total) = rest.split_once('/').unwrap_or(("0", "1"));
+        let total: u64 = total
+            .split(' ')
+            .next()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(1);
+        3 * done.parse::<u64>().unwrap_or(0) >= total
+    });
+    child.kill().expect("kill");
+    child.wait().expect("wait");
+    // Its journal is left for the next process (which settles it first
+    // thing, whatever the command).
+    let journals = std::fs::read_dir(curta.state_dir.join("inflight"))
+        .expect("the journal folder")
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
+        .count();
+    assert_eq!(journals, 1, "the killed process's journal");
+    let m = ok(curta.json(&["model", "show", &model.to_string()]));
+    assert_eq!(m["status"], "writing", "killed before sealing");
+
+    // Run again: it finishes, writing only what is missing.
+    let u = ok(curta.json(&["model", "upload", &path, "--royalty", "7"]));
+    assert_eq!(u["model"].as_str(), Some(model.to_string().as_str()));
+    assert!(u["bytes_written"].as_u64().expect("bytes") < art.len() as u64);
+    let m = ok(curta.json(&["model", "show", &model.to_string()]));
+    assert_eq!(m["status"], "sealed");
+
+    // Each chunk was written exactly once, and no transaction failed: the
+    // fees are an uninterrupted upload's.
+    let mut seen: HashMap<Signature, u64> = HashMap::new();
+    let mut writes = 0u64;
+    let mut signatures = 0u64;
+    for (i, s) in m["sections"]
+        .as_array()
+        .expect("sections")
+        .iter()
+        .enumerate()
+    {
+        let weight: Pubkey = s["weight"]
+            .as_str()
+            .expect("weight")
+            .parse()
+            .expect("address");
+        let len = s["length"].as_u64().expect("length") as usize;
+        let mut offsets: BTreeMap<u64, usize> = BTreeMap::new();
+        for l in history(&rpc, &weight) {
+            assert_eq!(
+                l.err, None,
+                "section {i}: a failed transaction {}",
+                l.signature
+            );
+            for ix in curta_ixs(&l.tx, &program) {
+                if let CurtaIx::Write { offset, .. } = ix {
+                    *offsets.entry(offset).or_default() += 1;
+                    writes += 1;
+                }
+            }
+            if seen.insert(l.signature, l.fee).is_none() {
+                signatures += l.tx.signatures.len() as u64;
+            }
+        }
+        let chunk = 986;
+        let want: Vec<u64> = (0..len.div_ceil(chunk))
+            .map(|k| (k * chunk) as u64)
+            .collect();
+        assert_eq!(
+            offsets.keys().copied().collect::<Vec<_>>(),
+            want,
+            "section {i}: chunks"
+        );
+        assert!(
+            offsets.values().all(|&n| n == 1),
+            "section {i}: a chunk written twice: {offsets:?}"
+        );
+    }
+    for l in history(&rpc, &model) {
+        assert_eq!(l.err, None, "model: a failed transaction {}", l.signature);
+        if seen.insert(l.signature, l.fee).is_none() {
+            signatures += l.tx.signatures.len() as u64;
+        }
+    }
+    let fees: u64 = seen.values().sum();
+    assert_eq!(fees, 5_000 * signatures, "every fee is a signature's");
+    // The model's creation and three bindings (two signatures each), the
+    // writes, three seals and the model's seal.
+    assert_eq!(
+        signatures,
+        2 * 4 + writes + 3 + 1,
+        "transactions beyond an uninterrupted upload's"
+    );
+    eprintln!(
+        "upload: {writes} writes, {} transactions, {fees} lamports in fees",
+        seen.len()
+    );
+
+    // Killed with 6 of the reference run's 20 turns landed, two in flight.
+    let name = "stories260k-reference";
+    let spec = spec(name);
+    let receipt = golden(name);
+    let args = run_args(&spec);
+    let mut open = vec!["run", "open", "--model"];
+    let model_s = model.to_string();
+    open.push(&model_s);
+    open.extend(strs(&args));
+    let o = ok(curta.json(&open));
+    let run = o["run"].as_str().expect("run").to_string();
+    let run_key: Pubkey = run.parse().expect("address");
+    let (mut child, lines) = ok(curta.spawn(&["run", "crank", &run, "--window", "2"]));
+    wait_for(&mut child, &lines, "six turns", |line| {
+        line.starts_with("turn ")
+            && line
+                .split_once('(')
+                .and_then(|(_, r)| r.split('/').next())
+                .and_then(|k| k.parse::<u32>().ok())
+                .is_some_and(|k| k >= 6)
+    });
+    child.kill().expect("kill");
+    child.wait().expect("wait");
+
+    // Run again: it waits for what was in flight, then finishes from the
+    // chain's state.
+    let c = ok(curta.json(&["run", "crank", &run, "--window", "2"]));
+    let resumed_at = c["turns_before"].as_u64().expect("turns before");
+    assert!(
+        (6..20).contains(&resumed_at),
+        "killed mid-crank: resumed at turn {resumed_at}"
+    );
+    check_turns(name, &c, &receipt);
+    let s = ok(curta.json(&["run", "show", &run]));
+    assert_eq!(s["complete"], true);
+    assert_eq!(s["text_hex"].as_str(), Some(hex(&receipt.text).as_str()));
+    assert_eq!(s["paid"].as_u64(), Some(royalty * spec.max_tokens as u64));
+
+    // The run's history: every turn done once, in order; a turn that
+    // failed (a reordering) only ever ran early, never after its turn was
+    // done, so no turn was paid for twice.
+    let mut done = 0u64;
+    let mut stale = 0;
+    let mut turn_fees = 0;
+    for l in history(&rpc, &run_key) {
+        for ix in curta_ixs(&l.tx, &program) {
+            let CurtaIx::Turn { expected_turns } = ix else {
+                continue;
+            };
+            let expected = expected_turns.expect("the client sends expected turn counts");
+            turn_fees += l.fee;
+            match &l.err {
+                None => {
+                    assert_eq!(expected, done, "turn {} out of order", expected + 1);
+                    done += 1;
+                }
+                Some(TransactionError::InstructionError(_, InstructionError::Custom(code))) => {
+                    assert_eq!(*code, CurtaError::StaleTurn as u32);
+                    assert!(
+                        expected > done,
+                        "turn {} was paid for again after it was done ({})",
+                        expected + 1,
+                        l.signature
+                    );
+                    stale += 1;
+                }
+                Some(e) => panic!("turn {} failed: {e:?}", expected + 1),
+            }
+        }
+    }
+    assert_eq!(done, receipt.turns.len() as u64 - 1);
+    // Without reorderings, exactly the quote's fees for the turns (the
+    // quote's fees less the opening's two signatures and the closing's one).
+    let mut quote = vec!["quote", &model_s];
+    quote.extend(strs(&args));
+    quote.extend(["--window", "2"]);
+    let q = ok(curta.json(&quote));
+    if stale == 0 {
+        assert_eq!(Some(turn_fees), q["fees"].as_u64().map(|f| f - 3 * 5_000));
+    }
+    eprintln!(
+        "crank: resumed at turn {resumed_at}, {done} turns, {stale} stale, {turn_fees} lamports"
+    );
+
+    let closed = ok(curta.json(&["run", "close", &run]));
+    assert!(closed["recovered"].as_u64().expect("lamports") > 0);
+    assert_eq!(rpc.get_account(&run_key).ok(), None);
+}
+
+#[test]
+fn bad_input_is_refused_in_words() {
+    let dir = workdir("errors");
+    let art = artifact("stories260K");
+    let path = dir.join("stories260K.curta");
+    std::fs::write(&path, &art[..]).expect("artifact");
+    let bin = ok(curta_harness::curta::binary_path());
+    let curta = |args: &[&str]| {
+        let out = std::process::Command::new(&bin)
+            .args(args)
+            .env("HOME", &dir)
+            .output()
+            .expect("curta");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let p = path.to_string_lossy().into_owned();
+
+    // Priced offline, exactly.
+    let (code, out, err) = curta(&[
+        "quote",
+        &p,
+        "--prompt",
+        "Once upon a time",
+        "--max-tokens",
+        "12",
+        "--json",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let q: Value = serde_json::from_str(out.trim()).expect("JSON");
+    assert_eq!(
+        (q["turns"].as_u64(), q["transactions"].as_u64()),
+        (Some(20), Some(22))
+    );
+    assert_eq!(q["signatures"].as_u64(), Some(23));
+    assert_eq!(q["cu_limit"].as_u64(), Some(1_350_300));
+
+    for (args, says) in [
+        (
+            vec![
+                "quote",
+                &p,
+                "--prompt",
+                "Once upon a time",
+                "--max-tokens",
+                "513",
+            ],
+            "--max-tokens 513 is out of range: 1 to the model's context, 512",
+        ),
+        (
+            vec![
+                "quote",
+                &p,
+                "--prompt",
+                "x",
+                "--max-tokens",
+                "4",
+                "--temperature",
+                "17",
+            ],
+            "--temperature 17 is above the most, 16",
+        ),
+        (
+            vec![
+                "quote",
+                &p,
+                "--prompt",
+                "x",
+                "--max-tokens",
+                "4",
+                "--allowance",
+                "5",
+            ],
+            "the allowance 5 is out of range: 22096 to 1350000 compute units",
+        ),
+        (
+            vec![
+                "quote",
+                "no-such-file",
+                "--prompt",
+                "x",
+                "--max-tokens",
+                "4",
+            ],
+            "\"no-such-file\" is neither a file nor a model's address",
+        ),
+        (
+            vec![
+                "--url",
+                "moon",
+                "run",
+                "show",
+                "11111111111111111111111111111111",
+            ],
+            "--url \"moon\" is neither a moniker",
+        ),
+        (
+            vec![
+                "--program-id",
+                "11111111111111111111111111111111",
+                "--keypair",
+                "/nonexistent.json",
+                "run",
+                "show",
+                "x",
+            ],
+            "cannot read the signer keypair /nonexistent.json",
+        ),
+        (
+            vec!["model", "upload", "Cargo.toml"],
+            "is not a curta artifact (it does not open with CURTAW01)",
+        ),
+    ] {
+        let (code, _, err) = curta(&args);
+        assert_eq!(code, Some(1), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
