@@ -10,12 +10,10 @@
 //! - `diff`: names the header field or buffer a state offset falls in.
 //! - `localnet`: a `curta-localnet` validator as a child process, for tests.
 //! - `curta`: the `curta` command line as a process, against a validator.
-//! - `curta`: the `curta` command line as a process, against a validator.
 
 pub mod chain;
 pub mod costs;
 pub mod cu_report;
-pub mod curta;
 pub mod curta;
 pub mod diff;
 pub mod localnet;
