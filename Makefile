@@ -180,8 +180,13 @@ test-reproducible: build-sbf
 
 # Every golden run, turn by turn, on the SBF VM, natively and through the
 # WebAssembly module, against golden/; writes target/cu-report.md.
-test-bitexact: setup build-sbf build-sbf-probe build-wasm
+test-bitexact: setup build-sbf build-wasm
 	cd $(ROOT) && $(HARNESS_ENV) cargo test -p curta-harness --lib --test bitexact -- --nocapture
+
+# Every chunk of every golden run on the measuring build, beside its
+# charge; writes target/cost-report.md, fails on a chunk over its charge.
+test-costs: setup build-sbf-probe
+	cd $(ROOT) && $(HARNESS_ENV) cargo test -p curta-harness --test costs -- --nocapture
 
 # Writes golden/receipts/ and golden/slopes.txt, only when the three targets
 # agree on every turn. Commit the result with a message that says why.

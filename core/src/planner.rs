@@ -233,6 +233,9 @@ impl ChunkKind {
 pub trait Probe {
     /// The turn's chunks start.
     fn begin(&mut self);
+    /// The walker has found the next chunk (a probe may take its measure
+    /// apart from the chunk's own).
+    fn walked(&mut self) {}
     /// A chunk ran: `describe` gives its kind, units and charge, asked for
     /// only after the probe has read its measure.
     fn chunk(&mut self, describe: impl FnOnce() -> (ChunkKind, u32, u32));
@@ -242,6 +245,10 @@ impl<T: Probe> Probe for &mut T {
     #[inline(always)]
     fn begin(&mut self) {
         (**self).begin()
+    }
+    #[inline(always)]
+    fn walked(&mut self) {
+        (**self).walked()
     }
     #[inline(always)]
     fn chunk(&mut self, describe: impl FnOnce() -> (ChunkKind, u32, u32)) {
@@ -333,6 +340,7 @@ fn head_charge(p: u32, q: u32) -> u32 {
 }
 
 /// The work item at cursor `c`, priced from `CHARGES`.
+#[inline(always)]
 fn work_at(config: &Config, layout: &Layout, run: &RunShape, c: &Cursor) -> Work {
     let ch = &CHARGES;
     let d = config.dim;
@@ -401,6 +409,7 @@ fn work_at(config: &Config, layout: &Layout, run: &RunShape, c: &Cursor) -> Work
 }
 
 /// Moves the cursor past a chunk of the item at it.
+#[inline(always)]
 fn advance(config: &Config, run: &RunShape, c: &mut Cursor, chunk: &Chunk) {
     let into_phase = |c: &mut Cursor, phase: Phase| {
         c.phase = phase;
@@ -504,6 +513,7 @@ impl Walker {
     /// The next chunk of the turn, or `None` when the turn ends here: the
     /// run is complete, the chunk does not fit, or it needs a third section.
     /// The cursor moves past the chunk.
+    #[inline(always)]
     pub fn next_chunk(&mut self) -> Option<Chunk> {
         let c = self.cursor;
         if c.phase.is_tokenizing() || c.phase == Phase::Done {

@@ -49,10 +49,14 @@ pub struct TurnCosts {
     pub overhead: u64,
 }
 
+/// The probe's record of the walker finding the next chunk.
+const WALK: u32 = 0xFF05;
+
 /// The turn's own parts, as the probe records them.
-const PARTS: [(u32, &str); 4] = [
+const PARTS: [(u32, &str); 5] = [
     (0xFF00, "accounts and checks"),
     (0xFF02, "the core's checks"),
+    (0xFF05, "finding each chunk"),
     (0xFF03, "the core's end of turn"),
     (0xFF04, "payment and receipt"),
 ];
@@ -117,20 +121,33 @@ fn read_turn(probe: &[u8], program_cu: u64) -> TurnCosts {
             }
         })
         .collect();
-    let (parts, chunks): (Vec<Measured>, Vec<Measured>) =
-        records.into_iter().partition(|r| r.kind.0 >= 0xFF00);
+    // A chunk's cost includes the walker's finding it (the chunk's 160 is
+    // for that too), which the probe records apart, just before it.
+    let mut parts = vec![];
+    let mut chunks: Vec<Measured> = vec![];
+    let mut walk = 0;
+    for r in records {
+        if r.kind.0 < 0xFF00 {
+            chunks.push(Measured {
+                cost: r.cost + std::mem::take(&mut walk),
+                ..r
+            });
+            continue;
+        }
+        let name = PARTS
+            .iter()
+            .find(|(k, _)| *k == r.kind.0)
+            .map_or("?", |(_, n)| n);
+        if r.kind.0 == WALK {
+            walk = r.cost;
+        }
+        parts.push((name, r.cost));
+    }
+    let in_chunks: u64 = chunks.iter().map(|c| c.cost as u64).sum();
     // Each record holds one read (taken out of its cost); besides, the
     // probe read four times and wrote once before the first record, and
     // wrote and read once after each.
     let probe_reads = (4 + 2 * count as u64) * read as u64 + (1 + count as u64) * write as u64;
-    let in_chunks: u64 = chunks.iter().map(|c| c.cost as u64).sum();
-    let parts = parts
-        .iter()
-        .map(|p| {
-            let name = PARTS.iter().find(|(k, _)| *k == p.kind.0).map_or("?", |(_, n)| n);
-            (name, p.cost)
-        })
-        .collect();
     TurnCosts {
         overhead: program_cu.saturating_sub(in_chunks + probe_reads),
         chunks,
@@ -284,16 +301,21 @@ pub fn render(runs: &[(String, Vec<TurnCosts>)], models: &BTreeMap<String, Strin
             w.charge
         );
     }
-    let overheads: Vec<u64> = runs
+    let overheads: Vec<(u64, &str, usize)> = runs
         .iter()
-        .flat_map(|(_, t)| t.iter().map(|t| t.overhead))
+        .flat_map(|(name, t)| {
+            t.iter()
+                .enumerate()
+                .map(move |(i, t)| (t.overhead, name.as_str(), i + 1))
+        })
         .collect();
-    let peak = overheads.iter().max().copied().unwrap_or(0);
-    let mean = overheads.iter().sum::<u64>() as f64 / overheads.len().max(1) as f64;
+    let (peak, at, turn) = overheads.iter().max().copied().unwrap_or((0, "", 0));
+    let mean = overheads.iter().map(|o| o.0).sum::<u64>() as f64 / overheads.len().max(1) as f64;
     let _ = writeln!(
         md,
-        "\nA turn's own compute units (accounts, planning, payment, receipt), outside its chunks: \
-         peak {peak}, mean {mean:.0}, over {} turns; charged {}. By part, mean and peak:\n",
+        "\nA turn's own compute units (accounts, checks, payment, receipt), outside its chunks: \
+         peak {peak} ({at}, turn {turn}), mean {mean:.0}, over {} turns; charged {}. By part \
+         (finding each chunk: per chunk, in the chunks' figures above), mean and peak:\n",
         overheads.len(),
         CHARGES.turn
     );

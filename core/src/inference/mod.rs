@@ -316,6 +316,7 @@ fn run_turn<P: Probe>(
         probe.begin();
         let mut first = true;
         while let Some(chunk) = walker.next_chunk() {
+            probe.walked();
             first = false;
             pass.run(&mut h, &chunk)?;
             probe.chunk(|| (chunk.kind(&h.run_shape()), chunk.count, chunk.cost));
