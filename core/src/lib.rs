@@ -49,7 +49,9 @@ pub mod protocol;
 
 #[cfg(feature = "std")]
 pub mod convert;
-#[cfg(all(feature = "std", target_arch = "wasm32"))]
+// Natively with `native-wasm`: the same interface, for its fuzz target and
+// tests (`wasm::memory::set_native` stands in for the linear memory).
+#[cfg(all(feature = "std", any(target_arch = "wasm32", feature = "native-wasm")))]
 pub mod wasm;
 
 pub use error::Error;

@@ -28,6 +28,12 @@
 //! The caller's side of the contract, which no check here can enforce: a
 //! buffer is either one `alloc` returned or other memory the host owns, and
 //! not the module's own stack, statics or allocator bookkeeping.
+//!
+//! With the `native-wasm` feature the same functions build natively (as
+//! plain Rust `extern "C"` functions, not exported symbols), for the fuzz
+//! target and the tests that call them with arbitrary pointers and lengths:
+//! there the "linear memory" is a region each thread declares with
+//! `memory::set_native`, and every check is the one the module runs.
 
 // Every export takes addresses from the host and is unsafe for the reason the
 // module comment gives; one contract for all of them, written once above.
@@ -45,8 +51,6 @@ use crate::{convert as converter, Error};
 /// `alloc` hands out 8-byte-aligned memory: the core checks that a state is
 /// aligned to eight before it carves its `i64` buffers.
 const ALIGN: usize = 8;
-/// The size of a WebAssembly page.
-const PAGE: u64 = 65_536;
 /// `state_size` and `required_section` for parameters or states out of range.
 const OUT_OF_RANGE: u32 = u32::MAX;
 /// `quote`'s error results: this, or'ed with the error's number.
@@ -55,6 +59,45 @@ const QUOTE_ERROR: u64 = 0xFFFF_FFFF_0000_0000;
 const PLAN_LEN: usize = 20;
 /// The bytes `state_layout` writes: sixteen `u32`.
 const LAYOUT_LEN: usize = 64;
+
+/// Whether `len` bytes at `ptr` lie inside the linear memory: on wasm32,
+/// below its current size.
+#[cfg(target_arch = "wasm32")]
+mod memory {
+    /// The size of a WebAssembly page.
+    const PAGE: u64 = 65_536;
+
+    #[inline(always)]
+    pub fn contains(ptr: usize, len: usize) -> bool {
+        // In u64: a buffer may end exactly at 4 GiB, past usize on wasm32.
+        ptr as u64 + len as u64 <= core::arch::wasm32::memory_size::<0>() as u64 * PAGE
+    }
+}
+
+/// Natively (the `native-wasm` feature) there is no linear memory: each
+/// thread declares the region that stands for it, and a buffer outside that
+/// region is refused as a buffer outside the linear memory is on wasm32.
+#[cfg(not(target_arch = "wasm32"))]
+pub mod memory {
+    use std::cell::Cell;
+
+    std::thread_local! {
+        static BOUNDS: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+    }
+
+    /// Declares `[start, start + len)` this thread's linear memory: the
+    /// exports then accept buffers inside it only. Until a thread declares
+    /// one, every nonempty buffer is refused.
+    pub fn set_native(start: usize, len: usize) {
+        BOUNDS.with(|b| b.set((start as u64, start as u64 + len as u64)));
+    }
+
+    pub(super) fn contains(ptr: usize, len: usize) -> bool {
+        let (start, end) = BOUNDS.with(Cell::get);
+        let last = (ptr as u64).checked_add(len as u64);
+        ptr as u64 >= start && last.is_some_and(|last| last <= end)
+    }
+}
 
 /// `convert`'s last artifact length (or error number), for `result_len`. An
 /// atomic rather than `static mut`: wasm32 without threads lowers it to a
@@ -75,8 +118,7 @@ impl Region {
         if len == 0 {
             return Ok(Region { ptr: 0, len: 0 });
         }
-        let memory = core::arch::wasm32::memory_size::<0>() as u64 * PAGE;
-        if ptr == 0 || len > isize::MAX as usize || ptr as u64 + len as u64 > memory {
+        if ptr == 0 || len > isize::MAX as usize || !memory::contains(ptr, len) {
             return Err(err);
         }
         Ok(Region { ptr, len })
@@ -135,7 +177,7 @@ fn state_apart(state: Region, others: &[Region]) -> Result<(), Error> {
 
 /// `length` zeroed bytes aligned to eight, or 0 when memory runs out. A
 /// length of zero gets a non-null address that holds nothing.
-#[no_mangle]
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
 pub extern "C" fn alloc(length: usize) -> usize {
     if length == 0 {
         // Never a heap address (the stack sits below the heap), and never
@@ -151,7 +193,7 @@ pub extern "C" fn alloc(length: usize) -> usize {
 
 /// Releases `length` bytes at `pointer` from `alloc` or `convert`. A zero
 /// pointer or length does nothing.
-#[no_mangle]
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
 pub unsafe extern "C" fn dealloc(pointer: usize, length: usize) {
     if pointer == 0 || length == 0 {
         return;
@@ -164,7 +206,7 @@ pub unsafe extern "C" fn dealloc(pointer: usize, length: usize) {
 }
 
 /// The state's size, or `0xFFFFFFFF` for parameters out of range.
-#[no_mangle]
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
 pub unsafe extern "C" fn state_size(config: usize, prompt_length: u32, max_tokens: u32) -> u32 {
     // SAFETY: the contract of the export.
     let size = unsafe { read_config(config) }
@@ -181,7 +223,7 @@ pub unsafe extern "C" fn state_size(config: usize, prompt_length: u32, max_token
 /// output tokens, output text, x, xb, xb2, q, hb, hb2, logits, scores, keys
 /// and values, then the state's size and its cache positions. Hosts read a
 /// state's buffers through it rather than re-deriving the layout.
-#[no_mangle]
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
 pub unsafe extern "C" fn state_layout(
     config: usize,
     prompt_length: u32,
@@ -207,7 +249,7 @@ fn write_words(out: &mut [u8], words: &[u32]) {
 }
 
 /// Starts a state; the seed is passed as its low and high 32 bits.
-#[no_mangle]
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
 #[allow(clippy::too_many_arguments)] // the export's signature (docs/spec.md)
 pub unsafe extern "C" fn init_state(
     config: usize,
@@ -237,7 +279,7 @@ pub unsafe extern "C" fn init_state(
 /// Writes the next turn's plan at `output`: section count, first section,
 /// second section, estimated compute units and the most tokens the turn can
 /// complete, five little-endian `u32`. Unused section slots are 0.
-#[no_mangle]
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
 pub unsafe extern "C" fn plan_turn(
     config: usize,
     state: usize,
@@ -263,7 +305,7 @@ pub unsafe extern "C" fn plan_turn(
 
 /// Runs one turn with the sections its plan names, in the plan's order; a
 /// slot the plan leaves out is not read (a caller passes it empty).
-#[no_mangle]
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
 #[allow(clippy::too_many_arguments)] // the export's signature (docs/spec.md)
 pub unsafe extern "C" fn turn_with_sections(
     config: usize,
@@ -309,7 +351,7 @@ pub unsafe extern "C" fn turn_with_sections(
 
 /// The count of turns a run takes, or `0xFFFFFFFF_0000000N` for core error
 /// `N`. The scratch state is the module's own, freed before it returns.
-#[no_mangle]
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
 pub unsafe extern "C" fn quote(
     config: usize,
     metadata: usize,
@@ -351,7 +393,7 @@ pub unsafe extern "C" fn quote(
 /// result_len())`), with `result_len` its length; or 0, with `result_len`
 /// the core error's number (`BufferTooSmall` when memory runs out for the
 /// copy; the converter's own allocations abort instead).
-#[no_mangle]
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
 pub unsafe extern "C" fn convert(
     checkpoint: usize,
     checkpoint_length: usize,
@@ -385,14 +427,14 @@ pub unsafe extern "C" fn convert(
 
 /// The length of `convert`'s last artifact, or its error's number when it
 /// returned 0.
-#[no_mangle]
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
 pub extern "C" fn result_len() -> usize {
     RESULT_LEN.load(Ordering::Relaxed)
 }
 
 /// The first section the next turn reads: 0 for a turn that reads section
 /// zero alone, `0xFFFFFFFF` when the state or configuration does not check.
-#[no_mangle]
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
 pub unsafe extern "C" fn required_section(config: usize, state: usize, state_length: usize) -> u32 {
     let run = || -> Result<u32, Error> {
         // SAFETY: the contract of the export.
@@ -407,7 +449,7 @@ pub unsafe extern "C" fn required_section(config: usize, state: usize, state_len
 
 /// Runs a turn whose plan names at most one section; a plan that names two
 /// is `MissingWeights`, as the core reports a missing section.
-#[no_mangle]
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
 pub unsafe extern "C" fn turn(
     config: usize,
     state: usize,
