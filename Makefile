@@ -30,7 +30,7 @@ WASM_FEATURES := std
 # cdylib with its own #[panic_handler], which curta-core does not have.
 WASM_BUILD_STD := std,panic_abort
 
-.PHONY: setup setup-sbf setup-host models build-sbf build-wasm demo test lint test-core test-program test-bitexact test-wasm golden bench localnet test-localnet test-e2e localnet-15m test-reproducible
+.PHONY: setup setup-sbf setup-host setup-fuzz fuzz fuzz-seeds models build-sbf build-wasm demo test lint test-core test-program test-bitexact test-wasm golden bench localnet test-localnet test-e2e localnet-15m test-reproducible
 
 setup-sbf:
 	@bash $(ROOT)/scripts/setup-sbf.sh
@@ -197,3 +197,24 @@ golden: setup build-sbf build-wasm
 bench: models
 	cd $(ROOT) && CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) \
 		cargo run -q --release -p curta-core --features std --example bench
+
+# Fuzzing (fuzz/: cargo-fuzz and libFuzzer on rustup's nightly, its own
+# workspace). `make fuzz FUZZ_SECONDS=N` runs every target N seconds (60
+# by default; FUZZ_TARGETS="state program" picks some) from the committed
+# corpus and reproducers, prints each one's executions and coverage, and
+# fails when any finds a crash (the input in target/fuzz/artifacts/). The
+# stable `cargo test` replays fuzz/corpus/ and fuzz/regressions/ through the
+# same checks (program/tests/fuzz_regressions.rs).
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+
+setup-fuzz:
+	@bash $(ROOT)/scripts/setup-fuzz.sh
+
+fuzz: setup-fuzz
+	FUZZ_SECONDS=$(FUZZ_SECONDS) bash $(ROOT)/scripts/fuzz.sh $(FUZZ_TARGETS)
+
+# Rewrites the seeds built from the golden runs and the models
+# (fuzz/corpus/<target>/seed-*).
+fuzz-seeds: models
+	cd $(ROOT) && cargo test -q -p curta-program --test fuzz_regressions -- --ignored write_seeds

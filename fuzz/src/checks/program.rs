@@ -1,0 +1,1138 @@
+//! Target `program`: sequences of instructions against the host build of
+//! the program (`curta_program::entrypoint`), over an in-memory ledger that
+//! does what the runtime does around it.
+//!
+//! The ledger has a pool of keys: a payer, three people (admin, owner,
+//! opener, all funded) and free keys for the accounts the actions create.
+//! Actions come from the input: the System program's `create_account` and
+//! `transfer`, every instruction of the program with the accounts its
+//! documentation lists (found from the ledger: the model's owner, the
+//! run's model, the weight accounts a turn's plan names...) or other ones,
+//! signer and writable flags mostly right and sometimes wrong, and whole
+//! flows (upload a model, open a run, advance it some turns) whose steps
+//! are each such an instruction. TINY and SMALL are the models, so seals
+//! and turns are cheap.
+//!
+//! Each instruction's input buffer is serialized as the runtime does
+//! (loader v2/v3, aligned), parsed by `entrypoint::deserialize` and run by
+//! `process_instruction`. A failed instruction changes nothing. After a
+//! successful one the ledger checks what the runtime enforces, and a
+//! program that breaks it fails the target: only an account's owner debits
+//! lamports or changes data, only a writable account changes, data grows
+//! by at most 10 KiB, an owner changes only for a program-owned account
+//! whose data is left empty. The rent-state rule refuses the transaction
+//! (as the runtime would), and is no finding. Then the invariants:
+//! lamports are conserved; every run holds `paid + escrow == deposited`;
+//! a sealed section's bytes never change, nor a sealed model's sections (a
+//! model turns sealed only with every section sealed, bound to it and
+//! matching its digest), and a sealed model is only ever retired; nothing
+//! changes owner but a close, which leaves no lamports and no data; an
+//! account's kind, a model's identity (config account, owner, royalty,
+//! shape) and a run's (model, opener, royalty, deposit) never change; a
+//! run's state changes only by a turn, which counts one more turn.
+
+use core::mem::MaybeUninit;
+
+use curta_core::format::{Config, FLAG_SHARED_CLASSIFIER};
+use curta_core::planner;
+use curta_core::protocol::{
+    config, model, run, section_digest, weight, Address, ConfigAccount, Instruction, ModelAccount,
+    RunAccount, WeightAccount, CONFIG_TAG, MODEL_TAG, RUN_TAG, WEIGHT_TAG,
+};
+use curta_core::state::{self, StateBuffer};
+use curta_core::StateInfo;
+use curta_program::account::{
+    AccountView, DATA_ALIGN, MAX_PERMITTED_DATA_INCREASE, NON_DUP_MARKER,
+};
+use curta_program::entrypoint::{deserialize, process_instruction, MAX_ACCOUNTS};
+
+use super::models::{self, Model};
+use super::runs;
+use super::source::Source;
+
+/// The program's address (not in the pool).
+const PROGRAM: Address = [0xC7; 32];
+/// The System program: every account nobody created is its, empty.
+const SYSTEM: Address = [0; 32];
+/// Keys: 0 the payer, 1 to 3 people, the rest free for accounts.
+const KEYS: usize = 12;
+const PAYER: usize = 0;
+const PEOPLE: std::ops::Range<usize> = 1..4;
+/// The runtime's largest account.
+const MAX_ACCOUNT_LEN: usize = 10 * 1024 * 1024;
+/// Actions per input, at most.
+const MAX_ACTIONS: usize = 48;
+
+fn key(i: usize) -> Address {
+    let mut k = [0x11 * (i as u8 + 1); 32];
+    k[0] = 0xA0;
+    k[31] = i as u8;
+    k
+}
+
+/// Mainnet's rent-exempt minimum, as the program's host shim reads it.
+fn rent(len: usize) -> u64 {
+    (128 + len as u64) * 3480 * 2
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Account {
+    owner: Address,
+    lamports: u64,
+    data: Vec<u8>,
+}
+
+/// One account of an instruction, as its `AccountMeta` gives it.
+#[derive(Clone, Copy, Debug)]
+struct Meta {
+    key: usize,
+    signer: bool,
+    writable: bool,
+}
+
+fn meta(key: usize, signer: bool, writable: bool) -> Meta {
+    Meta {
+        key,
+        signer,
+        writable,
+    }
+}
+
+struct Ledger {
+    accounts: Vec<Account>,
+    /// Successful program instructions and turns, for `reach`.
+    executed: usize,
+    turns: u64,
+}
+
+impl Ledger {
+    fn new() -> Ledger {
+        let person = Account {
+            owner: SYSTEM,
+            lamports: 1_000_000_000_000,
+            data: vec![],
+        };
+        let mut accounts = vec![
+            Account {
+                owner: SYSTEM,
+                lamports: 0,
+                data: vec![],
+            };
+            KEYS
+        ];
+        accounts[PAYER].lamports = 1_000_000_000_000_000;
+        for p in PEOPLE {
+            accounts[p] = person.clone();
+        }
+        Ledger {
+            accounts,
+            executed: 0,
+            turns: 0,
+        }
+    }
+
+    fn total(&self) -> u128 {
+        self.accounts.iter().map(|a| a.lamports as u128).sum()
+    }
+
+    fn index_of(&self, address: &Address) -> Option<usize> {
+        (0..KEYS).find(|&i| key(i) == *address)
+    }
+
+    fn tagged(&self, i: usize, tag: &[u8; 8]) -> bool {
+        let a = &self.accounts[i];
+        a.owner == PROGRAM && a.data.len() >= 8 && a.data[..8] == *tag
+    }
+
+    /// A key holding an account of kind `tag`, when one does (mostly), else
+    /// any key.
+    fn pick_tagged(&self, tag: &[u8; 8], s: &mut Source) -> usize {
+        let found: Vec<usize> = (0..KEYS).filter(|&i| self.tagged(i, tag)).collect();
+        if found.is_empty() || s.one_in(16) {
+            s.below(KEYS)
+        } else {
+            found[s.below(found.len())]
+        }
+    }
+
+    /// A key no account uses yet (system-owned, empty, no lamports).
+    fn pick_free(&self, s: &mut Source) -> Option<usize> {
+        let start = s.below(KEYS);
+        (0..KEYS)
+            .map(|k| (start + k) % KEYS)
+            .filter(|&i| i != PAYER && !PEOPLE.contains(&i))
+            .find(|&i| self.is_free(i))
+    }
+
+    fn is_free(&self, i: usize) -> bool {
+        let a = &self.accounts[i];
+        a.owner == SYSTEM && a.lamports == 0 && a.data.is_empty()
+    }
+
+    fn person(&self, s: &mut Source) -> usize {
+        if s.one_in(8) {
+            s.below(KEYS)
+        } else {
+            PEOPLE.start + s.below(PEOPLE.len())
+        }
+    }
+
+    /// The System program's `create_account`: the payer funds a key no
+    /// account uses, with `space` zero bytes owned by the program.
+    fn create_account(&mut self, to: usize, space: usize, lamports: u64) -> bool {
+        if to == PAYER
+            || !self.is_free(to)
+            || space > MAX_ACCOUNT_LEN
+            || self.accounts[PAYER].lamports < lamports
+        {
+            return false;
+        }
+        self.accounts[PAYER].lamports -= lamports;
+        self.accounts[to] = Account {
+            owner: PROGRAM,
+            lamports,
+            data: vec![0; space],
+        };
+        self.rent_ok_or_revert(to, lamports)
+    }
+
+    /// Undoes a creation the rent-state rule refuses (an account funded
+    /// below its rent-exempt minimum).
+    fn rent_ok_or_revert(&mut self, to: usize, lamports: u64) -> bool {
+        let a = &self.accounts[to];
+        if a.lamports != 0 && a.lamports < rent(a.data.len()) {
+            self.accounts[PAYER].lamports += lamports;
+            self.accounts[to] = Account {
+                owner: SYSTEM,
+                lamports: 0,
+                data: vec![],
+            };
+            return false;
+        }
+        true
+    }
+
+    /// The System program's `transfer` between system accounts.
+    fn transfer(&mut self, from: usize, to: usize, lamports: u64) {
+        let f = &self.accounts[from];
+        if from == to || f.owner != SYSTEM || !f.data.is_empty() || f.lamports < lamports {
+            return;
+        }
+        let pre = self.accounts.clone();
+        self.accounts[from].lamports -= lamports;
+        let Some(t) = self.accounts[to].lamports.checked_add(lamports) else {
+            self.accounts = pre;
+            return;
+        };
+        self.accounts[to].lamports = t;
+        if !rent_states_allowed(&pre, &self.accounts, &[from, to]) {
+            self.accounts = pre;
+        }
+    }
+
+    /// Runs one instruction of the program; returns whether it succeeded
+    /// (and the ledger took its changes).
+    fn execute(&mut self, data: &[u8], metas: &[Meta]) -> bool {
+        // Keys in order of first appearance; flags merged per key, as a
+        // transaction's message gives them.
+        let mut order: Vec<usize> = vec![];
+        let mut flags = [(false, false); KEYS];
+        for m in metas {
+            if !order.contains(&m.key) {
+                order.push(m.key);
+            }
+            flags[m.key].0 |= m.signer;
+            flags[m.key].1 |= m.writable;
+        }
+        let (mut buffer, entries) = self.serialize(metas, &order, &flags, data);
+        let mut views = [const { MaybeUninit::<AccountView>::uninit() }; MAX_ACCOUNTS];
+        // SAFETY: the buffer is the runtime's format (`serialize`), 8-aligned,
+        // and outlives the views.
+        let result = unsafe {
+            let input = deserialize(buffer.as_mut_ptr() as *mut u8, &mut views);
+            process_instruction(&input)
+        };
+        if result.is_err() {
+            return false;
+        }
+        let pre = self.accounts.clone();
+        let bytes: &[u8] = bytemuck(&buffer);
+        for (&k, &at) in order.iter().zip(&entries) {
+            let owner: Address = bytes[at + 40..at + 72].try_into().unwrap();
+            let lamports = u64::from_le_bytes(bytes[at + 72..at + 80].try_into().unwrap());
+            let len = u64::from_le_bytes(bytes[at + 80..at + 88].try_into().unwrap()) as usize;
+            let before = &pre[k];
+            let grown = len.saturating_sub(before.data.len());
+            assert!(
+                grown <= MAX_PERMITTED_DATA_INCREASE && len <= MAX_ACCOUNT_LEN,
+                "account {k} grew to {len}"
+            );
+            let post = Account {
+                owner,
+                lamports,
+                data: bytes[at + 88..at + 88 + len].to_vec(),
+            };
+            check_runtime_rules(k, before, &post, flags[k].1);
+            self.accounts[k] = post;
+        }
+        assert_eq!(
+            self.total(),
+            pre.iter().map(|a| a.lamports as u128).sum::<u128>(),
+            "lamports not conserved"
+        );
+        if !rent_states_allowed(&pre, &self.accounts, &order) {
+            // The runtime refuses the transaction: nothing happened.
+            self.accounts = pre;
+            return false;
+        }
+        self.check_invariants(&pre, &order, data);
+        self.executed += 1;
+        if matches!(Instruction::decode(data), Some(Instruction::Turn { .. })) {
+            self.turns += 1;
+        }
+        true
+    }
+
+    /// The runtime's input buffer for an instruction, as `u64` words (so it
+    /// is aligned), and where each key's entry starts in it.
+    fn serialize(
+        &self,
+        metas: &[Meta],
+        order: &[usize],
+        flags: &[(bool, bool); KEYS],
+        data: &[u8],
+    ) -> (Vec<u64>, Vec<usize>) {
+        let mut b: Vec<u8> = Vec::new();
+        let mut entries = vec![0usize; order.len()];
+        b.extend_from_slice(&(metas.len() as u64).to_le_bytes());
+        let mut seen: Vec<usize> = vec![];
+        for (position, m) in metas.iter().enumerate() {
+            if let Some(first) = metas[..position].iter().position(|e| e.key == m.key) {
+                b.extend_from_slice(&[first as u8, 0, 0, 0, 0, 0, 0, 0]);
+                continue;
+            }
+            seen.push(m.key);
+            entries[order.iter().position(|&k| k == m.key).unwrap()] = b.len();
+            let a = &self.accounts[m.key];
+            let (signer, writable) = flags[m.key];
+            b.extend_from_slice(&[NON_DUP_MARKER, signer as u8, writable as u8, 0, 0, 0, 0, 0]);
+            b.extend_from_slice(&key(m.key));
+            b.extend_from_slice(&a.owner);
+            b.extend_from_slice(&a.lamports.to_le_bytes());
+            b.extend_from_slice(&(a.data.len() as u64).to_le_bytes());
+            b.extend_from_slice(&a.data);
+            b.resize(b.len() + MAX_PERMITTED_DATA_INCREASE, 0);
+            b.resize(b.len().next_multiple_of(DATA_ALIGN), 0);
+            b.extend_from_slice(&u64::MAX.to_le_bytes());
+        }
+        b.extend_from_slice(&(data.len() as u64).to_le_bytes());
+        b.extend_from_slice(data);
+        b.extend_from_slice(&PROGRAM);
+        b.resize(b.len().next_multiple_of(8), 0);
+        let words = b
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        (words, entries)
+    }
+
+    /// The invariants, over the accounts the instruction named.
+    fn check_invariants(&self, pre: &[Account], order: &[usize], data: &[u8]) {
+        let is_turn = matches!(Instruction::decode(data), Some(Instruction::Turn { .. }));
+        for &k in order {
+            let (a, b) = (&pre[k], &self.accounts[k]);
+            // Nothing changes owner but a close.
+            if a.owner != b.owner {
+                assert!(
+                    a.owner == PROGRAM && b.owner == SYSTEM,
+                    "account {k} changed owner"
+                );
+                assert!(
+                    b.lamports == 0 && b.data.is_empty(),
+                    "a close left lamports or data in {k}"
+                );
+                continue;
+            }
+            if b.owner != PROGRAM {
+                continue;
+            }
+            let tag = |d: &[u8]| {
+                d.get(..8)
+                    .map(|t| <[u8; 8]>::try_from(t).unwrap())
+                    .filter(|t| *t != [0; 8])
+            };
+            // An account's kind never changes; only a zero one is given one.
+            if let Some(t) = tag(&a.data) {
+                assert_eq!(tag(&b.data), Some(t), "account {k} changed kind");
+            }
+            if let Ok(w) = WeightAccount::read(&a.data) {
+                let after = WeightAccount::read(&b.data).expect("a weight account stays one");
+                assert_eq!(w.model(), after.model());
+                assert_eq!(w.section(), after.section());
+                if w.sealed() {
+                    assert!(a.data == b.data, "a sealed section of account {k} changed");
+                }
+            }
+            if let Ok(m) = ModelAccount::read(&a.data) {
+                let after = ModelAccount::read(&b.data).expect("a model stays one");
+                assert_eq!(
+                    a.data[..model::BOUND - 8],
+                    b.data[..model::BOUND - 8],
+                    "model {k}'s identity changed"
+                );
+                let (from, to) = (m.status(), after.status());
+                let allowed = match from {
+                    model::WRITING => to == model::WRITING || to == model::SEALED,
+                    model::SEALED | model::RETIRED => {
+                        to == model::RETIRED || (to == model::SEALED && from == to)
+                    }
+                    _ => false,
+                };
+                assert!(allowed, "model {k} went from status {from} to {to}");
+                if to == model::SEALED && from == model::WRITING {
+                    self.check_sealed_model(k);
+                }
+                if from != model::WRITING {
+                    for i in 0..m.section_count() {
+                        assert!(
+                            m.section_digest(i) == after.section_digest(i)
+                                || after.section_digest(i) == &[0; 32],
+                            "a sealed model's digest changed"
+                        );
+                    }
+                }
+            }
+            if let Ok(r) = RunAccount::read(&a.data) {
+                let after = RunAccount::read(&b.data).expect("a run stays one");
+                assert_eq!(
+                    a.data[..run::ESCROW],
+                    b.data[..run::ESCROW],
+                    "run {k}'s identity changed"
+                );
+                if r.state() != after.state() {
+                    assert!(is_turn, "run {k}'s state changed outside a turn");
+                    let (x, y) = (
+                        StateInfo::read(r.state()).unwrap(),
+                        StateInfo::read(after.state()).unwrap(),
+                    );
+                    assert_eq!(y.turns, x.turns + 1, "a turn counts one turn");
+                    assert!(y.generated >= x.generated);
+                    assert!(after.paid() >= r.paid());
+                }
+            }
+            if let Ok(r) = RunAccount::read(&b.data) {
+                assert_eq!(
+                    r.paid().checked_add(r.escrow()),
+                    Some(r.deposited()),
+                    "run {k}: paid + escrow != deposited"
+                );
+                // The escrow is lamports the run holds beyond its rent.
+                assert!(
+                    b.lamports >= rent(b.data.len()).saturating_add(r.escrow()),
+                    "run {k} holds less than its escrow"
+                );
+            }
+        }
+    }
+
+    /// A model just sealed: every section sealed, bound to it, and the
+    /// bytes the digest it records says.
+    fn check_sealed_model(&self, k: usize) {
+        let m = ModelAccount::read(&self.accounts[k].data).unwrap();
+        assert_eq!(m.sealed_count() as usize, m.section_count());
+        assert_eq!(m.bound() as usize, m.section_count());
+        for i in 0..m.section_count() {
+            let w = self
+                .index_of(m.section_address(i))
+                .expect("a sealed model's section is a pool account");
+            let w = WeightAccount::read(&self.accounts[w].data)
+                .expect("a sealed model's section is a weight account");
+            assert!(w.sealed() && w.model() == &key(k) && w.section() as usize == i);
+            assert_eq!(w.bytes().len() as u64, m.section_len(i));
+            assert_eq!(
+                &section_digest(w.bytes()),
+                m.section_digest(i),
+                "section {i}'s digest"
+            );
+        }
+    }
+}
+
+/// The buffer's bytes.
+fn bytemuck(words: &[u64]) -> &[u8] {
+    // SAFETY: the words viewed as bytes.
+    unsafe { std::slice::from_raw_parts(words.as_ptr() as *const u8, words.len() * 8) }
+}
+
+/// What the runtime checks of each account after an instruction; a
+/// program that breaks it is a finding.
+fn check_runtime_rules(k: usize, a: &Account, b: &Account, writable: bool) {
+    let owned = a.owner == PROGRAM;
+    if a.owner != b.owner {
+        assert!(
+            owned && writable,
+            "the program gave away account {k}, which it does not own or may not write"
+        );
+        assert!(
+            b.data.iter().all(|&x| x == 0),
+            "account {k} changed owner with data"
+        );
+    }
+    if a.lamports != b.lamports {
+        assert!(writable, "lamports of read-only account {k} changed");
+        assert!(
+            owned || b.lamports > a.lamports,
+            "the program debited account {k}, which it does not own"
+        );
+    }
+    if a.data != b.data {
+        assert!(
+            writable && owned,
+            "the program changed the data of account {k}, which it may not"
+        );
+    }
+}
+
+/// The runtime's rent-state rule over the accounts an instruction named:
+/// an account ends empty of lamports or rent-exempt, or rent-paying as it
+/// was, no larger and with no more lamports.
+fn rent_states_allowed(pre: &[Account], post: &[Account], keys: &[usize]) -> bool {
+    keys.iter().all(|&k| {
+        let (a, b) = (&pre[k], &post[k]);
+        let paying = |x: &Account| x.lamports != 0 && x.lamports < rent(x.data.len());
+        !paying(b) || (paying(a) && a.data.len() == b.data.len() && b.lamports <= a.lamports)
+    })
+}
+
+pub fn check(data: &[u8]) {
+    reach(data);
+}
+
+/// How far an input went: the program instructions that succeeded, and
+/// how many of them were turns.
+pub fn reach(data: &[u8]) -> (usize, u64) {
+    let mut s = Source::new(data);
+    let mut l = Ledger::new();
+    for _ in 0..MAX_ACTIONS {
+        if s.is_empty() {
+            break;
+        }
+        action(&mut l, &mut s);
+    }
+    (l.executed, l.turns)
+}
+
+/// A seed: each action's bytes, padded with the zeros it reads after them
+/// (measured by running it), so the next action's bytes come where it
+/// starts.
+pub fn seed(actions: &[Vec<u8>]) -> Vec<u8> {
+    let mut l = Ledger::new();
+    let mut out = vec![];
+    for a in actions.iter().take(MAX_ACTIONS) {
+        let mut bytes = a.clone();
+        bytes.resize(a.len() + 65_536, 0);
+        let mut s = Source::new(&bytes);
+        action(&mut l, &mut s);
+        out.extend_from_slice(&bytes[..bytes.len() - s.remaining()]);
+    }
+    out
+}
+
+/// The model whose configuration a model account records.
+fn model_of(config: &[u8]) -> Option<&'static Model> {
+    let c = Config::read(config).ok()?;
+    [models::tiny(), models::small()]
+        .into_iter()
+        .find(|m| m.config == c)
+}
+
+/// Sends an instruction, its accounts sometimes changed: a flag flipped,
+/// an account replaced, dropped, added or repeated.
+fn send(l: &mut Ledger, s: &mut Source, ix: Instruction, mut metas: Vec<Meta>) -> bool {
+    if s.one_in(8) && !metas.is_empty() {
+        let i = s.below(metas.len());
+        match s.below(6) {
+            0 => metas[i].signer ^= true,
+            1 => metas[i].writable ^= true,
+            2 => metas[i].key = s.below(KEYS),
+            3 => {
+                metas.pop();
+            }
+            4 => metas.push(meta(s.below(KEYS), s.bool(), s.bool())),
+            _ => {
+                let j = s.below(metas.len());
+                metas[i].key = metas[j].key;
+            }
+        }
+    }
+    l.execute(&ix.encode(), &metas)
+}
+
+fn action(l: &mut Ledger, s: &mut Source) {
+    match s.below(24) {
+        0 => {
+            let to = if s.one_in(4) {
+                s.below(KEYS)
+            } else {
+                l.pick_free(s).unwrap_or(0)
+            };
+            let size = match s.below(6) {
+                0 => config::LEN,
+                1 => model::len(3),
+                2 => weight::HEADER_LEN + s.below(4096),
+                3 => run::HEADER_LEN + s.below(70_000),
+                _ => s.below(512),
+            };
+            let lamports = match s.below(4) {
+                0 => s.u64() % 10_000_000_000,
+                _ => rent(size),
+            };
+            l.create_account(to, size, lamports);
+        }
+        1 => {
+            let (from, to) = (s.below(KEYS), s.below(KEYS));
+            let lamports = [890_880, 1, 10_000_000, s.u32() as u64][s.below(4)];
+            l.transfer(from, to, lamports);
+        }
+        2..=4 => upload(l, s),
+        5..=6 => open(l, s),
+        7..=9 => advance(l, s),
+        10 => {
+            // Raw instruction data and any accounts.
+            let data = s.string(80).to_vec();
+            let metas = (0..s.below(7))
+                .map(|_| meta(s.below(KEYS), s.bool(), s.bool()))
+                .collect::<Vec<_>>();
+            l.execute(&data, &metas);
+        }
+        n => single(l, s, n),
+    }
+}
+
+/// A config account, created and initialized.
+fn new_config(l: &mut Ledger, s: &mut Source) -> Option<usize> {
+    let c = l.pick_free(s)?;
+    if !l.create_account(c, config::LEN, rent(config::LEN)) {
+        return None;
+    }
+    let admin = l.person(s);
+    let allowance = if s.one_in(8) {
+        s.u32()
+    } else {
+        runs::allowance(s)
+    };
+    let ok = send(
+        l,
+        s,
+        Instruction::InitConfig { allowance },
+        vec![meta(c, true, true), meta(admin, true, false)],
+    );
+    ok.then_some(c)
+}
+
+/// A whole upload: config (or an existing one), model, each section bound,
+/// written (in pieces, sometimes wrong) and sealed, then the model sealed.
+fn upload(l: &mut Ledger, s: &mut Source) {
+    let model = if s.one_in(3) {
+        models::small()
+    } else {
+        models::tiny()
+    };
+    let config = if s.bool() && (0..KEYS).any(|i| l.tagged(i, &CONFIG_TAG)) {
+        l.pick_tagged(&CONFIG_TAG, s)
+    } else {
+        match new_config(l, s) {
+            Some(c) => c,
+            None => return,
+        }
+    };
+    let Some(m) = l.pick_free(s) else { return };
+    let count = model.section_count();
+    if !l.create_account(m, model::len(count), rent(model::len(count))) {
+        return;
+    }
+    let owner = l.person(s);
+    let shared = model.metadata().shared_classifier;
+    let royalty = [0, 1, 1_000, 5_000, u64::MAX / 3, s.u64()][s.below(6)];
+    let flags = if s.one_in(16) {
+        s.u32()
+    } else if shared {
+        FLAG_SHARED_CLASSIFIER
+    } else {
+        0
+    };
+    let zero_len = if s.one_in(16) {
+        s.u64() % 100_000
+    } else {
+        model.zero().len() as u64
+    };
+    let cfg = model.config.to_bytes();
+    let init = Instruction::InitModel {
+        royalty,
+        config: &cfg,
+        flags,
+        zero_len,
+    };
+    if !send(
+        l,
+        s,
+        init,
+        vec![
+            meta(config, false, false),
+            meta(m, true, true),
+            meta(owner, true, false),
+        ],
+    ) {
+        return;
+    }
+    for section in 0..count {
+        bind_write_seal(l, s, model, m, owner, section);
+    }
+    let zero = ModelAccount::read(&l.accounts[m].data)
+        .ok()
+        .and_then(|a| l.index_of(a.section_address(0)));
+    let zero = zero.unwrap_or_else(|| s.below(KEYS));
+    send(
+        l,
+        s,
+        Instruction::SealModel,
+        vec![
+            meta(m, false, true),
+            meta(zero, false, false),
+            meta(owner, true, false),
+        ],
+    );
+}
+
+/// Binds a new weight account to a section, writes it and seals it.
+fn bind_write_seal(
+    l: &mut Ledger,
+    s: &mut Source,
+    model: &Model,
+    m: usize,
+    owner: usize,
+    section: usize,
+) {
+    let Some(w) = l.pick_free(s) else { return };
+    let bytes = model.section(section);
+    let len = weight::HEADER_LEN + bytes.len();
+    let len = if s.one_in(16) {
+        len + s.below(16) - 8
+    } else {
+        len
+    };
+    if !l.create_account(w, len, rent(len)) {
+        return;
+    }
+    let bind = Instruction::BindWeight {
+        section: section as u32,
+    };
+    if !send(
+        l,
+        s,
+        bind,
+        vec![
+            meta(m, false, true),
+            meta(w, true, true),
+            meta(owner, true, false),
+        ],
+    ) {
+        return;
+    }
+    // In one piece, or several; now and then a piece of wrong bytes.
+    let pieces = 1 + s.below(3);
+    let step = bytes.len().div_ceil(pieces);
+    for (i, chunk) in bytes.chunks(step.max(1)).enumerate() {
+        let wrong;
+        let payload = if s.one_in(16) {
+            wrong = s.string(64).to_vec();
+            &wrong[..]
+        } else {
+            chunk
+        };
+        let write = Instruction::Write {
+            offset: (i * step) as u64,
+            bytes: payload,
+        };
+        send(
+            l,
+            s,
+            write,
+            vec![
+                meta(m, false, false),
+                meta(w, false, true),
+                meta(owner, true, false),
+            ],
+        );
+    }
+    let digest = if s.one_in(16) {
+        [s.u8(); 32]
+    } else {
+        section_digest(bytes)
+    };
+    let seal = Instruction::SealSection { digest: &digest };
+    send(
+        l,
+        s,
+        seal,
+        vec![
+            meta(m, false, true),
+            meta(w, false, true),
+            meta(owner, true, false),
+        ],
+    );
+}
+
+/// Opens a run of a model: an account sized for its parameters and funded
+/// with its rent and escrow (or not quite), a prompt sometimes staged.
+fn open(l: &mut Ledger, s: &mut Source) {
+    let prompt = runs::prompt(s);
+    let m = l.pick_tagged(&MODEL_TAG, s);
+    let (config_key, royalty, model_config) = match ModelAccount::read(&l.accounts[m].data) {
+        Ok(a) => (
+            l.index_of(a.config_account()),
+            a.royalty(),
+            Config::read(a.model_config()).ok(),
+        ),
+        Err(_) => (None, 0, None),
+    };
+    let config_key = config_key.unwrap_or_else(|| l.pick_tagged(&CONFIG_TAG, s));
+    let shape = model_config.unwrap_or(curta_core::convert::TINY);
+    let p = runs::params_for(prompt, &shape, s);
+    let Some(r) = l.pick_free(s) else { return };
+    let size = match state::state_size(shape, p.prompt.len(), p.max_tokens) {
+        Ok(n) if !s.one_in(16) => run::HEADER_LEN + n,
+        _ => run::HEADER_LEN + 128 + s.below(4096),
+    };
+    let escrow = royalty.saturating_mul(p.max_tokens as u64);
+    let lamports = match s.below(8) {
+        6 => rent(size) + escrow.min(1 << 40) / 2,
+        7 => rent(size) + escrow.min(1 << 40) + s.u32() as u64,
+        _ => rent(size) + escrow.min(1 << 40),
+    };
+    if !l.create_account(r, size, lamports) {
+        return;
+    }
+    let opener = l.person(s);
+    let mut inline = &p.prompt[..];
+    let mut staged = 0u32;
+    if !p.prompt.is_empty() && s.one_in(4) {
+        let split = s.below(p.prompt.len() + 1);
+        let stage = Instruction::WritePrompt {
+            offset: 0,
+            bytes: &p.prompt[..split],
+        };
+        if send(l, s, stage, vec![meta(r, true, true)]) {
+            staged = split as u32;
+            inline = &p.prompt[split..];
+        }
+    }
+    let ix = Instruction::OpenRun {
+        max_tokens: p.max_tokens,
+        temperature_q16: p.temperature_q16,
+        seed: p.seed,
+        staged,
+        prompt: inline,
+    };
+    let metas = vec![
+        meta(config_key, false, false),
+        meta(m, false, false),
+        meta(r, true, true),
+        meta(opener, true, false),
+    ];
+    send(l, s, ix, metas);
+}
+
+/// The accounts a turn of run `r` needs, from the ledger: its config,
+/// model, owner, section zero and the sections its plan names.
+fn turn_accounts(l: &Ledger, r: usize) -> Option<(Vec<Meta>, u64)> {
+    let run = RunAccount::read(&l.accounts[r].data).ok()?;
+    let m = l.index_of(run.model())?;
+    let model = ModelAccount::read(&l.accounts[m].data).ok()?;
+    let c = l.index_of(model.config_account())?;
+    let allowance = ConfigAccount::read(&l.accounts[c].data).ok()?.allowance();
+    let owner = l.index_of(model.owner())?;
+    let zero = l.index_of(model.section_address(0))?;
+    let config = Config::read(model.model_config()).ok()?;
+    let state = StateBuffer::from_bytes(run.state());
+    let turns = StateInfo::read(&state).ok()?.turns;
+    let mut metas = vec![
+        meta(c, false, false),
+        meta(m, false, false),
+        meta(r, false, true),
+        meta(owner, false, true),
+        meta(zero, false, false),
+    ];
+    if let Ok(plan) = planner::plan_turn_with(config, &state, allowance) {
+        for &i in &plan.sections[..plan.section_count] {
+            if (i as usize) < model.section_count() {
+                metas.push(meta(
+                    l.index_of(model.section_address(i as usize))
+                        .unwrap_or(PAYER),
+                    false,
+                    false,
+                ));
+            }
+        }
+    }
+    Some((metas, turns))
+}
+
+/// Some turns of a run, with the accounts its plan names.
+fn advance(l: &mut Ledger, s: &mut Source) {
+    let turns = 1 + s.below(32);
+    let r = l.pick_tagged(&RUN_TAG, s);
+    for _ in 0..turns {
+        let (metas, turns) = match turn_accounts(l, r) {
+            Some(found) => found,
+            None => (vec![meta(s.below(KEYS), false, true); 5], 0),
+        };
+        let expected_turns = match s.below(4) {
+            0 => None,
+            1 if s.one_in(4) => Some(turns.wrapping_add(1)),
+            _ => Some(turns),
+        };
+        if !send(l, s, Instruction::Turn { expected_turns }, metas) {
+            break;
+        }
+    }
+}
+
+/// One instruction of any kind, with the accounts found for it.
+fn single(l: &mut Ledger, s: &mut Source, n: usize) {
+    let model_key = l.pick_tagged(&MODEL_TAG, s);
+    let model = ModelAccount::read(&l.accounts[model_key].data)
+        .ok()
+        .map(|m| {
+            let owner = l.index_of(m.owner());
+            let sections: Vec<Option<usize>> = (0..m.section_count())
+                .map(|i| l.index_of(m.section_address(i)))
+                .collect();
+            (
+                owner,
+                sections,
+                m.section_count(),
+                m.model_config().to_vec(),
+            )
+        });
+    let owner = model
+        .as_ref()
+        .and_then(|m| m.0)
+        .unwrap_or_else(|| l.person(s));
+    let weight_key = match &model {
+        Some((_, sections, count, _)) if *count > 0 && !s.one_in(8) => {
+            sections[s.below(*count)].unwrap_or_else(|| l.pick_tagged(&WEIGHT_TAG, s))
+        }
+        _ => l.pick_tagged(&WEIGHT_TAG, s),
+    };
+    match n % 13 {
+        0 => {
+            new_config(l, s);
+        }
+        1 | 2 => {
+            let c = l.pick_tagged(&CONFIG_TAG, s);
+            let admin = ConfigAccount::read(&l.accounts[c].data)
+                .ok()
+                .and_then(|a| l.index_of(a.admin()))
+                .unwrap_or(PAYER);
+            if n % 13 == 1 {
+                let allowance = if s.one_in(4) {
+                    s.u32()
+                } else {
+                    runs::allowance(s)
+                };
+                send(
+                    l,
+                    s,
+                    Instruction::SetAllowance { allowance },
+                    vec![meta(c, false, true), meta(admin, true, false)],
+                );
+            } else {
+                let new = l.person(s);
+                send(
+                    l,
+                    s,
+                    Instruction::SetAdmin,
+                    vec![
+                        meta(c, false, true),
+                        meta(admin, true, false),
+                        meta(new, true, false),
+                    ],
+                );
+            }
+        }
+        3 => {
+            // A bound section's weight account closed and, while the model
+            // is writing, bound again, written and sealed.
+            let closed = send(
+                l,
+                s,
+                Instruction::CloseWeight,
+                vec![
+                    meta(model_key, false, true),
+                    meta(weight_key, false, true),
+                    meta(owner, true, true),
+                ],
+            );
+            let shape = model.as_ref().and_then(|m| model_of(&m.3));
+            if let (true, Some(shape), Some((_, _, count, _))) = (closed, shape, &model) {
+                let section = s.below(*count);
+                bind_write_seal(l, s, shape, model_key, owner, section);
+            }
+        }
+        4 => {
+            send(
+                l,
+                s,
+                Instruction::CloseModel,
+                vec![meta(model_key, false, true), meta(owner, true, true)],
+            );
+        }
+        5 => {
+            let r = l.pick_tagged(&RUN_TAG, s);
+            let opener = RunAccount::read(&l.accounts[r].data)
+                .ok()
+                .and_then(|a| l.index_of(a.opener()))
+                .unwrap_or(PAYER);
+            send(
+                l,
+                s,
+                Instruction::CloseRun,
+                vec![meta(r, false, true), meta(opener, true, true)],
+            );
+        }
+        6 => {
+            let a = (0..KEYS).find(|&i| {
+                l.accounts[i].owner == PROGRAM
+                    && l.accounts[i].data.get(..8).is_none_or(|t| t == [0; 8])
+            });
+            let a = a.unwrap_or_else(|| s.below(KEYS));
+            let to = l.person(s);
+            send(
+                l,
+                s,
+                Instruction::Reclaim,
+                vec![meta(a, true, true), meta(to, false, true)],
+            );
+        }
+        7 => {
+            // A write anywhere in a section, of its own bytes or others.
+            let payload = s.string(300).to_vec();
+            let offset = s.below(70_000) as u64;
+            let write = Instruction::Write {
+                offset,
+                bytes: &payload,
+            };
+            send(
+                l,
+                s,
+                write,
+                vec![
+                    meta(model_key, false, false),
+                    meta(weight_key, false, true),
+                    meta(owner, true, false),
+                ],
+            );
+        }
+        8 => {
+            let digest = match WeightAccount::read(&l.accounts[weight_key].data) {
+                Ok(w) if !s.one_in(4) => section_digest(w.bytes()),
+                _ => [s.u8(); 32],
+            };
+            let seal = Instruction::SealSection { digest: &digest };
+            send(
+                l,
+                s,
+                seal,
+                vec![
+                    meta(model_key, false, true),
+                    meta(weight_key, false, true),
+                    meta(owner, true, false),
+                ],
+            );
+        }
+        9 => {
+            let zero = model
+                .as_ref()
+                .and_then(|m| m.1.first().copied().flatten())
+                .unwrap_or(weight_key);
+            send(
+                l,
+                s,
+                Instruction::SealModel,
+                vec![
+                    meta(model_key, false, true),
+                    meta(zero, false, false),
+                    meta(owner, true, false),
+                ],
+            );
+        }
+        10 => {
+            // Binding a section: a new account, or one already in use.
+            let w = if s.bool() {
+                match l.pick_free(s) {
+                    Some(w) => {
+                        let size = weight::HEADER_LEN + s.below(70_000);
+                        l.create_account(w, size, rent(size));
+                        w
+                    }
+                    None => return,
+                }
+            } else {
+                s.below(KEYS)
+            };
+            let section = s.below(5) as u32;
+            send(
+                l,
+                s,
+                Instruction::BindWeight { section },
+                vec![
+                    meta(model_key, false, true),
+                    meta(w, true, true),
+                    meta(owner, true, false),
+                ],
+            );
+        }
+        11 => {
+            let r = l.pick_tagged(&RUN_TAG, s);
+            let (mut metas, turns) = turn_accounts(l, r).unwrap_or((vec![meta(r, false, true)], 0));
+            // The wrong accounts: one more, one fewer, or another's.
+            match s.below(3) {
+                0 => metas.push(meta(s.below(KEYS), false, false)),
+                1 => {
+                    metas.pop();
+                }
+                _ => {
+                    let i = s.below(metas.len());
+                    metas[i].key = s.below(KEYS);
+                }
+            }
+            send(
+                l,
+                s,
+                Instruction::Turn {
+                    expected_turns: Some(turns),
+                },
+                metas,
+            );
+        }
+        _ => {
+            let r = if s.bool() {
+                l.pick_tagged(&RUN_TAG, s)
+            } else {
+                s.below(KEYS)
+            };
+            let bytes = s.string(40).to_vec();
+            let offset = [0, 1, 1000, 1024, s.u32()][s.below(5)];
+            send(
+                l,
+                s,
+                Instruction::WritePrompt {
+                    offset,
+                    bytes: &bytes,
+                },
+                vec![meta(r, true, true)],
+            );
+        }
+    }
+}
