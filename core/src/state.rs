@@ -346,8 +346,12 @@ impl Header {
         }
         let tokenizing = h.phase.is_tokenizing();
         let capacity = layout.prompt_len as u32 + 2;
-        let in_sequence = h.position < h.prompt_tokens + h.generated
-            && (h.generated == 0 || h.position + 1 == h.prompt_tokens + h.generated);
+        // In u64: the fields are any u32 until the checks below bound them.
+        let (position, reached) = (
+            h.position as u64,
+            h.prompt_tokens as u64 + h.generated as u64,
+        );
+        let in_sequence = position < reached && (h.generated == 0 || position + 1 == reached);
         let ok = cursor_in_range(config, &layout, &h.run_shape(), &h.cursor())
             && h.prompt_tokens <= capacity
             && h.text_len as usize <= h.generated as usize * MAX_TOKEN_BYTES
@@ -366,7 +370,7 @@ impl Header {
             && (h.phase != Phase::Merges
                 || (h.tok_pair < h.prompt_tokens.max(1)
                     && (h.tok_best_id == NO_TOKEN
-                        || (h.tok_best_id < config.vocab_size && h.tok_best_pos + 1 < h.prompt_tokens))));
+                        || (h.tok_best_id < config.vocab_size && h.tok_best_pos < h.prompt_tokens.saturating_sub(1)))));
         if !ok {
             return Err(Error::InvalidState);
         }
@@ -385,12 +389,13 @@ fn cursor_in_range(config: &Config, layout: &StateLayout, run: &RunShape, c: &Cu
     let rows_ok = match (c.phase, c.phase.layer_matrix()) {
         (_, Some(matrix)) => c.row < matrix.shape(config).0,
         (Phase::Attention, _) => {
-            let limit = if c.stage == 3 {
-                config.head_size() as u32
+            // Stages 0 to 2 walk the positions up to this one.
+            let index_ok = if c.stage == 3 {
+                c.index < config.head_size() as u32
             } else {
-                c.position + 1
+                c.index <= c.position
             };
-            c.row < config.n_heads && c.stage < 4 && c.index < limit
+            c.row < config.n_heads && c.stage < 4 && index_ok
         }
         (Phase::Classifier, _) => c.row < config.vocab_size,
         (Phase::Sampling, _) => c.row < config.vocab_size && c.pass <= run.last_pass(),
