@@ -356,7 +356,8 @@ impl Header {
             && h.prompt_tokens <= capacity
             && h.text_len as usize <= h.generated as usize * MAX_TOKEN_BYTES
             && h.tok_byte <= h.prompt_len
-            && (tokenizing
+            // Tokens are generated only after tokenizing.
+            && ((tokenizing && h.generated == 0)
                 || (h.prompt_tokens >= 1
                     && h.token < config.vocab_size
                     && (h.phase == Phase::Done || (in_sequence && h.generated < h.max_tokens))))
