@@ -359,6 +359,9 @@ impl Header {
             // Tokens are generated only after tokenizing.
             && ((tokenizing && h.generated == 0)
                 || (h.prompt_tokens >= 1
+                    // Every position the run can reach has its place in
+                    // the cache, as tokenizing's context check left it.
+                    && h.prompt_tokens as u64 + h.max_tokens as u64 <= layout.cache_positions as u64 + 1
                     && h.token < config.vocab_size
                     && (h.phase == Phase::Done || (in_sequence && h.generated < h.max_tokens))))
             && (h.phase != Phase::Open || h.prompt_tokens == 0)
