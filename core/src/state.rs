@@ -364,7 +364,8 @@ impl Header {
                     && h.prompt_tokens as u64 + h.max_tokens as u64 <= layout.cache_positions as u64 + 1
                     && h.token < config.vocab_size
                     && (h.phase == Phase::Done || (in_sequence && h.generated < h.max_tokens))))
-            && (h.phase != Phase::Open || h.prompt_tokens == 0)
+            // Open adds the first prompt token: every later phase has one.
+            && (h.phase == Phase::Open) == (h.prompt_tokens == 0)
             // Each remaining prompt byte adds at most one token.
             && (h.phase != Phase::Characters || h.prompt_tokens + (h.prompt_len - h.tok_byte) <= capacity)
             && (h.phase != Phase::Sampling
