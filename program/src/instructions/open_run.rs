@@ -2,8 +2,8 @@
 //! its rent plus the royalty for every token it may generate.
 
 use curta_core::inference::{self, RunParams, StateMemory};
-use curta_core::state::MAX_PROMPT_BYTES;
 use curta_core::protocol::{model, run, Address, RunAccountMut};
+use curta_core::state::MAX_PROMPT_BYTES;
 use curta_core::Error;
 
 use crate::account::AccountView;

@@ -2,8 +2,8 @@
 //! for a prompt longer than one transaction can carry beside the opening
 //! (a transaction is at most 1,232 bytes; a prompt up to 1,024).
 
-use curta_core::state::MAX_PROMPT_BYTES;
 use curta_core::protocol::{run, Address};
+use curta_core::state::MAX_PROMPT_BYTES;
 use curta_core::Error;
 
 use crate::account::AccountView;
