@@ -356,14 +356,17 @@ impl Header {
             && h.prompt_tokens <= capacity
             && h.text_len as usize <= h.generated as usize * MAX_TOKEN_BYTES
             && h.tok_byte <= h.prompt_len
-            // Tokens are generated only after tokenizing.
-            && ((tokenizing && h.generated == 0)
-                || (h.prompt_tokens >= 1
+            && if tokenizing {
+                // Tokens are generated only after tokenizing.
+                h.generated == 0
+            } else {
+                h.prompt_tokens >= 1
                     // Every position the run can reach has its place in
                     // the cache, as tokenizing's context check left it.
                     && h.prompt_tokens as u64 + h.max_tokens as u64 <= layout.cache_positions as u64 + 1
                     && h.token < config.vocab_size
-                    && (h.phase == Phase::Done || (in_sequence && h.generated < h.max_tokens))))
+                    && (h.phase == Phase::Done || (in_sequence && h.generated < h.max_tokens))
+            }
             // Open adds the first prompt token: every later phase has one.
             && (h.phase == Phase::Open) == (h.prompt_tokens == 0)
             // Each remaining prompt byte adds at most one token.
