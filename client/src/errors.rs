@@ -104,7 +104,7 @@ pub fn program_error_meaning(code: u32) -> &'static str {
             CurtaError::WrongConfig => "the model's config account or configuration differs",
             CurtaError::WrongModel => "a weight or run account of another model",
             CurtaError::WrongSection => "a weight account of another section",
-            CurtaError::WrongAccountCount => "more weight accounts than the turn's plan names",
+            CurtaError::WrongAccountCount => "more weight accounts than the turn reads",
             CurtaError::DuplicateAccount => "one account in two roles that must differ",
             CurtaError::SectionLengthMismatch => "section zero's length is zero or over 10 MiB",
             CurtaError::ModelNotWritable => "the model is sealed or retired",
