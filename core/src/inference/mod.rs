@@ -341,7 +341,8 @@ fn run_turn<P: Probe>(
         result.work = walker.used;
         result.sections_read = walker.section_count as u32;
     }
-    h.turns += 1;
+    // Wraps: a count, and any u64 in a state a caller made up.
+    h.turns = h.turns.wrapping_add(1);
     h.write(state);
     result.complete = h.phase == Phase::Done;
     result.generated = h.generated;
