@@ -1,14 +1,16 @@
 //! The journal of transactions sent and not yet known to have landed or
 //! expired, so that a command run again after a crash never pays twice.
 //!
-//! Before sending, a process appends each signature and the last block
-//! height its blockhash is valid for to its own file, which it holds
-//! locked while it runs. A later process first settles the files of the
-//! processes that are gone (their lock is free): it waits until each of
-//! their transactions has either landed or can no longer land (the chain's
-//! block height passed its last valid height), then removes the file. Only
-//! then does it read the chain and decide what is missing, so nothing the
-//! dead process sent can land after that decision and be paid for twice.
+//! Before sending, a process appends each transaction (its signature, the
+//! last block height its blockhash is valid for, and its bytes) to its own
+//! file, which it holds locked while it runs. A later process first
+//! settles the files of the processes that are gone (their lock is free):
+//! every transaction of theirs that could still land it sends again (the
+//! dead process meant to send it, and may have died before it did), then
+//! waits until each has landed or can no longer land (the chain's block
+//! height passed its last valid height), and removes the file. Only then
+//! does it read the chain and decide what is missing, so nothing the dead
+//! process sent can land after that decision and be paid for twice.
 //!
 //! Files live in `STATE_DIR/inflight/GENESIS_HASH/`, one folder per
 //! cluster, one file per process.
@@ -21,7 +23,9 @@ use std::str::FromStr;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use base64::Engine;
 use solana_signature::Signature;
+use solana_transaction::Transaction;
 
 use crate::errors::{Error, Result};
 use crate::rpc::Cluster;
@@ -34,10 +38,12 @@ pub struct Journal {
 }
 
 /// One journaled transaction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
     pub signature: Signature,
     pub last_valid_block_height: u64,
+    /// The signed transaction, as sent.
+    pub wire: Vec<u8>,
 }
 
 /// `CURTA_STATE_DIR`, else `$XDG_STATE_HOME/curta`, else
@@ -67,7 +73,11 @@ impl Journal {
     }
 
     /// Appends a transaction before it is sent.
-    pub fn record(&self, signature: &Signature, last_valid_block_height: u64) -> Result<()> {
+    pub fn record(&self, tx: &Transaction, last_valid_block_height: u64) -> Result<()> {
+        let wire = bincode::serialize(tx)
+            .map_err(|e| Error::new(format!("serializing a transaction: {e}")))?;
+        let b64 = base64::engine::general_purpose::STANDARD.encode(wire);
+        let signature = tx.signatures[0];
         let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
         if file.is_none() {
             fs::create_dir_all(&self.dir)
@@ -85,7 +95,7 @@ impl Journal {
             *file = Some(f);
         }
         if let Some(f) = file.as_mut() {
-            writeln!(f, "{signature} {last_valid_block_height}")
+            writeln!(f, "{signature} {last_valid_block_height} {b64}")
                 .map_err(|e| Error::new(format!("cannot write {}: {e}", self.path.display())))?;
         }
         Ok(())
@@ -123,9 +133,9 @@ impl Journal {
         out
     }
 
-    /// Waits until every transaction of a process that is gone has landed
-    /// or expired, then removes its file. Returns how many had to be
-    /// waited for.
+    /// Sends again every transaction of a process that is gone that could
+    /// still land, waits until each has landed or expired, then removes
+    /// its file. Returns how many were still open.
     pub async fn settle(&self, cluster: &Cluster) -> Result<usize> {
         let orphans = self.orphans();
         if orphans.is_empty() {
@@ -133,31 +143,43 @@ impl Journal {
         }
         let height = cluster.block_height().await?;
         // Only a transaction whose blockhash is still valid can land.
-        let mut open: HashMap<Signature, u64> = orphans
+        let open: Vec<&Entry> = orphans
             .iter()
             .flat_map(|(_, entries)| entries)
             .filter(|e| e.last_valid_block_height >= height)
-            .map(|e| (e.signature, e.last_valid_block_height))
             .collect();
         let waited = open.len();
         if waited > 0 {
             eprintln!(
-                "waiting for {waited} transaction(s) an interrupted curta sent to land or expire"
+                "finishing {waited} transaction(s) an interrupted curta had in flight (sent again, \
+                 waited for until they land or expire)"
             );
         }
-        while !open.is_empty() {
-            let sigs: Vec<Signature> = open.keys().copied().collect();
+        let sigs: Vec<Signature> = open.iter().map(|e| e.signature).collect();
+        let statuses = cluster.statuses(&sigs).await?;
+        let mut pending: HashMap<Signature, u64> = HashMap::new();
+        for (e, status) in open.iter().zip(statuses) {
+            if status.is_some_and(|s| s.satisfies_commitment(cluster.commitment)) {
+                continue;
+            }
+            if let Ok(tx) = bincode::deserialize::<Transaction>(&e.wire) {
+                // Landed already or not, sending it again is harmless: the
+                // cluster takes one signature once.
+                let _ = cluster.rebroadcast(&tx).await;
+            }
+            pending.insert(e.signature, e.last_valid_block_height);
+        }
+        while !pending.is_empty() {
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            let sigs: Vec<Signature> = pending.keys().copied().collect();
             let statuses = cluster.statuses(&sigs).await?;
             for (sig, status) in sigs.iter().zip(statuses) {
                 if status.is_some_and(|s| s.satisfies_commitment(cluster.commitment)) {
-                    open.remove(sig);
+                    pending.remove(sig);
                 }
             }
             let height = cluster.block_height().await?;
-            open.retain(|_, last_valid| *last_valid >= height);
-            if !open.is_empty() {
-                tokio::time::sleep(Duration::from_millis(400)).await;
-            }
+            pending.retain(|_, last_valid| *last_valid >= height);
         }
         for (path, _) in orphans {
             fs::remove_file(&path)
@@ -181,10 +203,16 @@ impl Drop for Journal {
 fn parse(text: &str) -> Vec<Entry> {
     text.lines()
         .filter_map(|line| {
-            let (sig, height) = line.split_once(' ')?;
+            let mut fields = line.split(' ');
+            let signature = Signature::from_str(fields.next()?).ok()?;
+            let last_valid_block_height = fields.next()?.trim().parse().ok()?;
+            let wire = base64::engine::general_purpose::STANDARD
+                .decode(fields.next()?.trim())
+                .ok()?;
             Some(Entry {
-                signature: Signature::from_str(sig).ok()?,
-                last_valid_block_height: height.trim().parse().ok()?,
+                signature,
+                last_valid_block_height,
+                wire,
             })
         })
         .collect()
@@ -199,17 +227,29 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("curta-journal-test-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         let live = Journal::new(&dir, "genesis");
-        let sig = Signature::from([7u8; 64]);
-        live.record(&sig, 42).unwrap();
+        let payer = solana_keypair::Keypair::new_from_array([5; 32]);
+        let ix = solana_system_interface::instruction::transfer(
+            &solana_signer::Signer::pubkey(&payer),
+            &solana_pubkey::Pubkey::new_from_array([6; 32]),
+            1,
+        );
+        let tx = Transaction::new_signed_with_payer(
+            &[ix],
+            Some(&solana_signer::Signer::pubkey(&payer)),
+            &[&payer],
+            solana_hash::Hash::new_from_array([9; 32]),
+        );
+        live.record(&tx, 42).unwrap();
         // Another journal in the same process sees this file as its own
         // writer's (locked), not an orphan.
         let mut other = Journal::new(&dir, "genesis");
         other.path = dir.join("inflight/genesis/other.txt");
         assert!(other.orphans().is_empty());
         // A file nobody holds is an orphan, read back exactly.
+        let text = fs::read_to_string(&live.path).unwrap();
         fs::write(
             dir.join("inflight/genesis/dead.txt"),
-            format!("{sig} 42\ngarbage\n"),
+            format!("{text}garbage\n"),
         )
         .unwrap();
         let orphans = other.orphans();
@@ -217,13 +257,13 @@ mod tests {
             .iter()
             .filter(|(p, _)| p.ends_with("dead.txt"))
             .collect();
+        assert_eq!(dead[0].1.len(), 1);
+        let e = &dead[0].1[0];
         assert_eq!(
-            dead[0].1,
-            vec![Entry {
-                signature: sig,
-                last_valid_block_height: 42
-            }]
+            (e.signature, e.last_valid_block_height),
+            (tx.signatures[0], 42)
         );
+        assert_eq!(bincode::deserialize::<Transaction>(&e.wire).unwrap(), tx);
         live.close();
         assert!(!live.path.exists());
         let _ = fs::remove_dir_all(&dir);

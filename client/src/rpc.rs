@@ -247,6 +247,16 @@ impl Cluster {
         Ok(tx)
     }
 
+    /// Sends a transaction an interrupted process journaled (no preflight:
+    /// it may have landed already).
+    pub async fn rebroadcast(&self, tx: &Transaction) -> Result<Signature> {
+        let config = RpcSendTransactionConfig {
+            skip_preflight: true,
+            ..RpcSendTransactionConfig::default()
+        };
+        Ok(self.rpc.send_transaction_with_config(tx, config).await?)
+    }
+
     /// Journals a transaction, then sends it once.
     pub async fn send(
         &self,
@@ -254,7 +264,7 @@ impl Cluster {
         last_valid: u64,
         preflight: bool,
     ) -> Result<Signature> {
-        self.journal.record(&tx.signatures[0], last_valid)?;
+        self.journal.record(tx, last_valid)?;
         let config = RpcSendTransactionConfig {
             skip_preflight: !preflight,
             preflight_commitment: Some(self.commitment.commitment),

@@ -272,6 +272,49 @@ fn deploy_upload_and_generate_the_golden_runs() {
             g["seconds"].as_f64().unwrap_or(0.0),
         );
     }
+
+    // A prompt too long to travel with open_run (1,000 bytes) is staged
+    // first: two transactions, and the run holds it whole.
+    let long = curta_harness::root().join("golden/prompts/near-limit.txt");
+    let prompt = std::fs::read(&long).expect("the near-limit prompt");
+    let o = ok(curta.json(&[
+        "run",
+        "open",
+        "--model",
+        &model,
+        "--prompt-file",
+        &long.to_string_lossy(),
+        "--max-tokens",
+        "8",
+    ]));
+    assert_eq!(
+        (o["opened_now"].as_bool(), o["transactions"].as_u64()),
+        (Some(true), Some(2))
+    );
+    let run = o["run"].as_str().expect("run").to_string();
+    let s = ok(curta.json(&["run", "show", &run]));
+    assert_eq!(s["prompt"].as_str().map(str::as_bytes), Some(&prompt[..]));
+    assert_eq!(
+        (s["turns"].as_u64(), s["complete"].as_bool()),
+        (Some(0), Some(false))
+    );
+    // Opening it again finds it open and sends nothing.
+    let again = ok(curta.json(&[
+        "run",
+        "open",
+        "--model",
+        &model,
+        "--prompt-file",
+        &long.to_string_lossy(),
+        "--max-tokens",
+        "8",
+    ]));
+    assert_eq!(
+        (again["run"].as_str(), again["opened_now"].as_bool()),
+        (Some(run.as_str()), Some(false))
+    );
+    let closed = ok(curta.json(&["run", "close", &run]));
+    assert_eq!(closed["recovered"].as_u64(), o["deposit"].as_u64());
 }
 
 /// Every transaction that names `address`, oldest first, with its
