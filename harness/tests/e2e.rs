@@ -315,6 +315,7 @@ fn deploy_upload_and_generate_the_golden_runs() {
     );
     let closed = ok(curta.json(&["run", "close", &run]));
     assert_eq!(closed["recovered"].as_u64(), o["deposit"].as_u64());
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Every transaction that names `address`, oldest first, with its
@@ -640,6 +641,7 @@ fn killed_mid_upload_and_mid_crank_resumes_paying_nothing_twice() {
     let closed = ok(curta.json(&["run", "close", &run]));
     assert!(closed["recovered"].as_u64().expect("lamports") > 0);
     assert_eq!(rpc.get_account(&run_key).ok(), None);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -763,4 +765,5 @@ fn bad_input_is_refused_in_words() {
         assert!(err.contains(says), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }
