@@ -1,18 +1,21 @@
 //! What each kind of chunk costs on the SBF VM, beside what the planner
 //! charges for it. Runs are replayed on the measuring build of the program
 //! (`make build-sbf-probe`: `curta_program_probe.so`), whose `turn` writes
-//! each chunk's kind, units, charge and measured compute units into an
-//! extra account (`program/src/probe.rs`). Every chunk must cost at most
-//! its charge, and every turn's own overhead (accounts, planning, payment,
+//! the compute units left at marks between the turn's parts and around
+//! every chunk into an extra account (`program/src/probe.rs`). Which chunk
+//! lies between two marks, its kind, units and charge, comes from the same
+//! turn run natively with a recording probe. Every chunk must cost at most
+//! its charge, and every turn's own overhead (accounts, checks, payment,
 //! receipt) at most the planner's 18,000.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use curta_core::format::read_u32;
-use curta_core::planner::{ChunkKind, CHARGES};
+use curta_core::inference::{plan_sections, turn_probed, TurnInput};
+use curta_core::planner::{self, ChunkKind, Probe, CHARGES};
 use curta_core::protocol::run;
-use curta_core::{Phase, StateInfo};
+use curta_core::state::StateBuffer;
+use curta_core::{Metadata, Phase, StateInfo};
 use solana_account::Account;
 use solana_instruction::AccountMeta;
 use solana_keypair::Keypair;
@@ -23,18 +26,16 @@ use crate::chain::{self, Chain, PROGRAM_ID};
 use crate::manifest::RunSpec;
 use crate::models::{artifact, metadata};
 
-/// The probe account: room for 4,095 chunks a turn.
+/// The probe account: room for about 8,000 marks a turn.
 const PROBE_LEN: usize = 64 * 1024;
-const RECORDS: usize = 16;
-const RECORD_LEN: usize = 16;
 
-/// One chunk as the probe saw it.
+/// One chunk as measured.
 #[derive(Clone, Copy, Debug)]
 pub struct Measured {
     pub kind: ChunkKind,
     pub units: u32,
     pub charge: u32,
-    /// Its compute units, the probe's own read taken out.
+    /// Its compute units: the walker's finding it and running it.
     pub cost: u32,
 }
 
@@ -43,23 +44,64 @@ pub struct Measured {
 #[derive(Clone, Debug)]
 pub struct TurnCosts {
     pub chunks: Vec<Measured>,
-    /// The turn's own parts (`program/src/probe.rs`'s `PART_*`), by name.
-    pub parts: Vec<(&'static str, u32)>,
+    /// The turn's own parts, by name.
+    pub parts: Vec<(&'static str, u64)>,
     /// The program's compute units less its chunks' and the probe's.
     pub overhead: u64,
 }
 
-/// The probe's record of the walker finding the next chunk.
-const WALK: u32 = 0xFF05;
+/// The walker's finding a chunk: per chunk, and in the chunk's figures.
+const WALK: &str = "finding each chunk";
+/// The setup of the turn's loop over its chunks.
+const SETUP: &str = "the loop's setup";
 
-/// The turn's own parts, as the probe records them.
-const PARTS: [(u32, &str); 5] = [
-    (0xFF00, "accounts and checks"),
-    (0xFF02, "the core's checks"),
-    (0xFF05, "finding each chunk"),
-    (0xFF03, "the core's end of turn"),
-    (0xFF04, "payment and receipt"),
+/// The turn's own parts, between the probe's marks.
+const PARTS: [&str; 4] = [
+    "accounts and checks",
+    "the core's checks",
+    "the core's end of turn",
+    "payment and receipt",
 ];
+
+/// What the native turn tells a recording probe, in order.
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    Begin,
+    Walked,
+    Chunk(ChunkKind, u32, u32),
+}
+
+#[derive(Default)]
+struct Recorder(Vec<Event>);
+
+impl Probe for Recorder {
+    fn begin(&mut self) {
+        self.0.push(Event::Begin);
+    }
+    fn walked(&mut self) {
+        self.0.push(Event::Walked);
+    }
+    fn chunk(&mut self, describe: impl FnOnce() -> (ChunkKind, u32, u32)) {
+        let (kind, units, charge) = describe();
+        self.0.push(Event::Chunk(kind, units, charge));
+    }
+}
+
+/// The events of the next turn from `state`, run natively on a copy.
+fn native_events(art: &[u8], m: &Metadata, state: &[u8]) -> Vec<Event> {
+    let mut copy = StateBuffer::from_bytes(state);
+    let plan = planner::plan_turn(m.config, &copy).expect("a plan");
+    let sections = plan_sections(art, m, &plan);
+    let input = TurnInput {
+        config: m.config,
+        metadata: m.bytes,
+        sections: &sections,
+        allowance: CHARGES.allowance,
+    };
+    let mut recorder = Recorder::default();
+    turn_probed(&input, Some(&plan), &mut copy, &mut recorder).expect("a native turn");
+    recorder.0
+}
 
 /// Replays `spec` on the measuring build, turn by turn.
 pub async fn measure(spec: &RunSpec) -> Vec<TurnCosts> {
@@ -79,14 +121,22 @@ pub async fn measure(spec: &RunSpec) -> Vec<TurnCosts> {
     let (run_key, out) = c
         .open_run(&keys, &m.config, spec, &opener, spec.max_tokens as u64)
         .await;
-    assert_eq!(out.result, Ok(()), "{}: open_run: {:#?}", spec.name, out.logs);
+    assert_eq!(
+        out.result,
+        Ok(()),
+        "{}: open_run: {:#?}",
+        spec.name,
+        out.logs
+    );
     let probe = Pubkey::new_unique();
     let mut turns = vec![];
     loop {
         let data = c.data(&run_key).await;
-        if StateInfo::read(&data[run::HEADER_LEN..]).expect("a state").complete {
+        let state = &data[run::HEADER_LEN..];
+        if StateInfo::read(state).expect("a state").complete {
             return turns;
         }
+        let events = native_events(&art, &m, state);
         let fresh = Account {
             lamports: solana_rent::Rent::default().minimum_balance(PROBE_LEN),
             data: vec![0; PROBE_LEN],
@@ -101,55 +151,78 @@ pub async fn measure(spec: &RunSpec) -> Vec<TurnCosts> {
         ix.accounts.push(AccountMeta::new(probe, false));
         let out = c.send(&[ix], &[]).await;
         assert_eq!(out.result, Ok(()), "{}: turn: {:#?}", spec.name, out.logs);
-        turns.push(read_turn(&c.data(&probe).await, out.program_cu));
+        turns.push(read_turn(&c.data(&probe).await, &events, out.program_cu));
     }
 }
 
-/// Parses the probe account after a turn that used `program_cu`.
-fn read_turn(probe: &[u8], program_cu: u64) -> TurnCosts {
-    let count = read_u32(probe, 0) as usize;
-    let read = read_u32(probe, 4);
-    let write = read_u32(probe, 8);
-    let records: Vec<Measured> = (0..count)
-        .map(|i| {
-            let at = RECORDS + i * RECORD_LEN;
-            Measured {
-                kind: ChunkKind(read_u32(probe, at)),
-                units: read_u32(probe, at + 4),
-                charge: read_u32(probe, at + 8),
-                cost: read_u32(probe, at + 12).saturating_sub(read),
-            }
-        })
+/// Pairs the probe's marks with the native turn's events.
+fn read_turn(probe: &[u8], events: &[Event], program_cu: u64) -> TurnCosts {
+    let word = |i: usize| curta_core::read_u64(probe, 8 * i);
+    let marks: Vec<u64> = (1..=word(0) as usize).map(word).collect();
+    // A mark's own cost: two back to back.
+    let mark = marks[0] - marks[1];
+    let between = |i: usize| (marks[i] - marks[i + 1]).saturating_sub(mark);
+    // Marks: two for the calibration, the end of the checks, `begin`, then
+    // the native turn's events after its `Begin`, then two more.
+    let expected = 4 + events.len() - 1 + 2;
+    assert_eq!(
+        marks.len(),
+        expected,
+        "the probe's marks and the native turn's events disagree"
+    );
+    // The walker's first step in a turn also holds the loop's setup, which
+    // the compiler puts after the core's last mark before it: a cost of
+    // the turn, not of its first chunk. It is taken as what the first step
+    // cost beyond the turn's median step.
+    let walks: Vec<u64> = events
+        .iter()
+        .skip(1)
+        .enumerate()
+        .filter(|(_, e)| matches!(e, Event::Walked))
+        .map(|(i, _)| between(3 + i))
         .collect();
-    // A chunk's cost includes the walker's finding it (the chunk's 160 is
-    // for that too), which the probe records apart, just before it.
-    let mut parts = vec![];
+    let setup = match walks.split_first() {
+        Some((&first, rest)) if !rest.is_empty() => {
+            let mut rest = rest.to_vec();
+            rest.sort_unstable();
+            first.saturating_sub(rest[rest.len() / 2])
+        }
+        _ => 0,
+    };
     let mut chunks: Vec<Measured> = vec![];
+    let mut parts = vec![(SETUP, setup)];
     let mut walk = 0;
-    for r in records {
-        if r.kind.0 < 0xFF00 {
-            chunks.push(Measured {
-                cost: r.cost + std::mem::take(&mut walk),
-                ..r
-            });
-            continue;
+    let mut first_walk = true;
+    for (i, e) in events.iter().skip(1).enumerate() {
+        let cost = between(3 + i);
+        match *e {
+            Event::Walked => {
+                walk = if std::mem::take(&mut first_walk) {
+                    cost - setup
+                } else {
+                    cost
+                };
+                parts.push((WALK, walk));
+            }
+            Event::Chunk(kind, units, charge) => chunks.push(Measured {
+                kind,
+                units,
+                charge,
+                cost: (cost + std::mem::take(&mut walk)) as u32,
+            }),
+            Event::Begin => unreachable!("one begin a turn"),
         }
-        let name = PARTS
-            .iter()
-            .find(|(k, _)| *k == r.kind.0)
-            .map_or("?", |(_, n)| n);
-        if r.kind.0 == WALK {
-            walk = r.cost;
-        }
-        parts.push((name, r.cost));
     }
+    let n = marks.len();
+    parts.extend([
+        (PARTS[0], between(1)),
+        (PARTS[1], between(2)),
+        (PARTS[2], between(n - 3)),
+        (PARTS[3], between(n - 2)),
+    ]);
     let in_chunks: u64 = chunks.iter().map(|c| c.cost as u64).sum();
-    // Each record holds one read (taken out of its cost); besides, the
-    // probe read four times and wrote once before the first record, and
-    // wrote and read once after each.
-    let probe_reads = (4 + 2 * count as u64) * read as u64 + (1 + count as u64) * write as u64;
     TurnCosts {
-        overhead: program_cu.saturating_sub(in_chunks + probe_reads),
+        overhead: program_cu.saturating_sub(in_chunks + n as u64 * mark),
         chunks,
         parts,
     }
@@ -320,8 +393,8 @@ pub fn render(runs: &[(String, Vec<TurnCosts>)], models: &BTreeMap<String, Strin
         CHARGES.turn
     );
     let _ = writeln!(md, "| Part | Mean | Peak |\n|---|---|---|");
-    for (_, name) in PARTS {
-        let seen: Vec<u32> = runs
+    for name in [WALK, SETUP].iter().chain(&PARTS).copied() {
+        let seen: Vec<u64> = runs
             .iter()
             .flat_map(|(_, t)| t.iter().flat_map(|t| &t.parts))
             .filter(|(n, _)| *n == name)

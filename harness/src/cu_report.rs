@@ -1,8 +1,9 @@
 //! The compute-unit report: per run, turns, median and peak program compute
 //! units per turn and the total, beside the golden receipt's, and compute
 //! units per multiply-accumulate per model beside the golden slope. Written
-//! as Markdown to `target/cu-report.md`. A turn over the transaction limit,
-//! or a run whose total grew more than 1% over golden, fails it.
+//! as Markdown to `target/cu-report.md`. A turn over the transaction limit
+//! or over the planner's charge for it, or a run whose total grew more than
+//! 1% over golden, fails it.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -102,6 +103,16 @@ pub fn render(
             gs.map_or("-".into(), |g| g.total.to_string()),
             delta(s.total as f64, gs.map(|g| g.total as f64)),
         );
+        // The planner's charge for a turn bounds what the program spends on
+        // it: a turn's compute-unit limit is taken from its plan.
+        for t in r.receipt.turns.iter().skip(1) {
+            if t.program_cu > t.planner_cu as u64 {
+                failures.push(format!(
+                    "{} turn {}: the program used {} compute units, over the planner's {}",
+                    r.spec.name, t.turn, t.program_cu, t.planner_cu
+                ));
+            }
+        }
         if s.peak + COMPUTE_BUDGET_CU > limit {
             failures.push(format!(
                 "{}: a turn used {} compute units, over {limit}",

@@ -30,3 +30,85 @@ async fn every_chunk_costs_at_most_its_charge() {
         overruns[..overruns.len().min(20)].join("\n")
     );
 }
+
+/// A turn made almost entirely of the costliest work there is, attention at
+/// the end of the context: stories260K at position 510 of 512, from the
+/// first head of the first layer, on the production build. The program's
+/// own compute units stay within the planner's charge for the turn, and so
+/// within the turn's compute-unit limit a client takes from its plan.
+#[tokio::test]
+async fn a_turn_of_attention_at_full_context_stays_within_its_plan() {
+    use curta_core::planner::{self, CHARGES};
+    use curta_core::protocol::{run, RunAccountMut};
+    use curta_core::state::{field, Header, Phase};
+    use curta_harness::chain::{self, Chain, PROGRAM_ID};
+    use curta_harness::manifest::RunSpec;
+    use curta_harness::models::{artifact, metadata};
+    use curta_harness::native;
+    use solana_account::Account;
+    use solana_keypair::Keypair;
+    use solana_pubkey::Pubkey;
+    use solana_signer::Signer;
+
+    let art = artifact("stories260K");
+    let m = metadata(&art);
+    let spec = RunSpec {
+        name: "full-context attention".into(),
+        model: "stories260K".into(),
+        prompt: vec![],
+        max_tokens: 512,
+        temperature_q16: 0,
+        seed: 0,
+    };
+    // The run, natively, to position 510; then its cursor put at the start
+    // of attention there (layer 0, head 0, stage 0).
+    let mut state = native::open(&m, &spec);
+    while Header::read(&state).unwrap().position < 510 {
+        native::step(&art, &m, &mut state);
+    }
+    for (at, v) in [
+        (field::PHASE, Phase::Attention as u32),
+        (field::LAYER, 0),
+        (field::ROW, 0),
+        (field::STAGE, 0),
+        (field::INDEX, 0),
+    ] {
+        state[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    }
+    let plan = planner::plan_turn(m.config, &state).expect("a plan");
+    assert_eq!(
+        plan.end.phase,
+        Phase::Attention,
+        "the turn is attention throughout"
+    );
+
+    let (admin, owner) = (Keypair::new(), Keypair::new());
+    let (pt, keys) =
+        chain::preloaded_bank(&admin.pubkey(), CHARGES.allowance, &art, &owner.pubkey(), 0);
+    let mut c = Chain::start(pt).await;
+    c.fund(&owner.pubkey(), 1_000_000_000).await;
+    let mut data = vec![0u8; run::HEADER_LEN];
+    RunAccountMut(&mut data).init(keys.model.as_array(), owner.pubkey().as_array(), 0, 0);
+    data.extend_from_slice(&state);
+    let run_key = Pubkey::new_unique();
+    let account = Account {
+        lamports: solana_rent::Rent::default().minimum_balance(data.len()),
+        data,
+        owner: PROGRAM_ID,
+        executable: false,
+        rent_epoch: 0,
+    };
+    c.ctx.set_account(&run_key, &account.into());
+    let out = c.turn(&keys, &run_key, &m.config, CHARGES.allowance).await;
+    assert_eq!(out.result, Ok(()), "{:#?}", out.logs);
+    println!(
+        "attention at position 510: the program used {} compute units, the plan charged {}",
+        out.program_cu, plan.estimated_cu
+    );
+    assert!(
+        out.program_cu <= plan.estimated_cu as u64,
+        "{} compute units against a plan of {}",
+        out.program_cu,
+        plan.estimated_cu
+    );
+}

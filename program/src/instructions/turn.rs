@@ -84,7 +84,7 @@ pub fn turn(
     let escrow = r.escrow();
     let paid_before = r.paid();
     #[cfg(feature = "cost-probe")]
-    probe.mark(probe::PART_CHECKS, 0, 0);
+    probe.mark();
 
     let input = TurnInput {
         config,
@@ -100,7 +100,7 @@ pub fn turn(
     #[cfg(feature = "cost-probe")]
     let result = {
         let result = inference::turn_probed(&input, None, state, &mut probe);
-        probe.mark(probe::PART_EPILOGUE, 0, 0);
+        probe.mark();
         result.map_err(core_error)?
     };
     // No more weight accounts than the turn read.
@@ -146,6 +146,9 @@ pub fn turn(
         &state[text.start + before.text_len as usize..text.end],
     ]);
     #[cfg(feature = "cost-probe")]
-    probe.mark(probe::PART_RECEIPT, 0, 0);
+    {
+        probe.mark();
+        probe.finish();
+    }
     Ok(())
 }
