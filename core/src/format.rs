@@ -578,15 +578,36 @@ impl<'a> Metadata<'a> {
         read_u32(self.bytes, self.exp_table + 4 * index)
     }
 
-    /// The exponential table as words, when it is aligned in memory (an
-    /// artifact's always is): loops index it without a check per entry.
+    /// `len` words of section zero from byte `at`, when they are aligned
+    /// in memory (an artifact's tables always are): loops index them
+    /// without reading each word byte by byte.
     #[inline(always)]
-    pub fn exp_words(&self) -> Option<&'a [u32]> {
-        let bytes = &self.bytes[self.exp_table..self.exp_table + 4 * TABLE_LEN];
+    fn words(&self, at: usize, len: usize) -> Option<&'a [u32]> {
+        let bytes = self.bytes.get(at..at + 4 * len)?;
         // SAFETY: any four bytes are a valid u32; `align_to` only returns a
         // middle of whole, aligned words.
         let (head, words, _) = unsafe { bytes.align_to::<u32>() };
-        (head.is_empty() && words.len() == TABLE_LEN).then_some(words)
+        (head.is_empty() && words.len() == len).then_some(words)
+    }
+
+    /// The exponential table as words (see `words`).
+    #[inline(always)]
+    pub fn exp_words(&self) -> Option<&'a [u32]> {
+        self.words(self.exp_table, TABLE_LEN)
+    }
+
+    /// The SiLU table as words (see `words`).
+    #[inline(always)]
+    pub fn silu_words(&self) -> Option<&'a [u32]> {
+        self.words(self.silu_table, TABLE_LEN)
+    }
+
+    /// The rotary table's row for `position` as words: the cosine and sine
+    /// of each pair in turn (see `words`).
+    #[inline(always)]
+    pub fn rope_words(&self, position: u32) -> Option<&'a [u32]> {
+        let half = self.config.head_size() / 2;
+        self.words(self.rope_table + 8 * position as usize * half, 2 * half)
     }
 
     /// Entry `index` of the SiLU table, 16 fractional bits (`fixed::silu`

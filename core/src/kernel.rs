@@ -105,22 +105,162 @@ pub fn matvec(m: &Rows, out: &mut [i64]) {
     }
 }
 
+/// The largest of `max` and `values`, and its index (`first` is the index
+/// of `values[0]`; `chosen` stands while nothing is larger): sampling's
+/// maximum pass, the lowest index among equals. On SBF, 6 instructions an
+/// entry, 8 where the maximum moves (11 are charged).
+#[inline(always)]
+pub fn argmax(values: &[i64], first: usize, max: &mut i64, chosen: &mut u32) {
+    #[cfg(sbf)]
+    if !values.is_empty() {
+        let mut index = *chosen as u64;
+        // SAFETY: `values.len()` readable values; writes only the named
+        // registers.
+        unsafe {
+            let end = values.as_ptr().add(values.len());
+            core::arch::asm!(
+                "2:",
+                "{v} = *(u64 *)({p} + 0)",
+                "if {v} s<= {max} goto 3f",
+                "{max} = {v}",
+                "{chosen} = {i}",
+                "3:",
+                "{p} += 8",
+                "{i} += 1",
+                "if {p} != {end} goto 2b",
+                p = inout(reg) values.as_ptr() => _,
+                end = in(reg) end,
+                i = inout(reg) first => _,
+                v = out(reg) _,
+                max = inout(reg) *max,
+                chosen = inout(reg) index,
+                options(nostack, readonly),
+            );
+        }
+        *chosen = index as u32;
+        return;
+    }
+    for (i, &v) in values.iter().enumerate() {
+        if v > *max {
+            *max = v;
+            *chosen = (first + i) as u32;
+        }
+    }
+}
+
+/// `sum(x)`, wrapping: a matrix chunk's setup. Eight at a time, in four
+/// sums, which wrapping addition lets add up in any order.
+#[inline(always)]
+pub fn sum(x: &[i64]) -> i64 {
+    let mut acc = [0i64; 4];
+    let mut eights = x.chunks_exact(8);
+    for e in &mut eights {
+        acc[0] = acc[0].wrapping_add(e[0]).wrapping_add(e[4]);
+        acc[1] = acc[1].wrapping_add(e[1]).wrapping_add(e[5]);
+        acc[2] = acc[2].wrapping_add(e[2]).wrapping_add(e[6]);
+        acc[3] = acc[3].wrapping_add(e[3]).wrapping_add(e[7]);
+    }
+    let mut total = acc[0]
+        .wrapping_add(acc[1])
+        .wrapping_add(acc[2])
+        .wrapping_add(acc[3]);
+    for &v in eights.remainder() {
+        total = total.wrapping_add(v);
+    }
+    total
+}
+
 #[inline(always)]
 fn finish(m: &Rows, r: usize, acc: u64) -> i64 {
     let scale = crate::format::read_u32(m.scales, 4 * r) as i64;
     (acc as i64).wrapping_sub(m.bias).wrapping_mul(scale) >> 24
 }
 
-/// One row's `sum(byte * x)`, for rows outside a whole tile of the chunk.
+/// One row's `sum(byte * x)`, for rows outside a whole tile of the chunk:
+/// the row's eight bytes of each block of its tile, `in_tile * 8` bytes
+/// apart, then its short row of the last `cols mod 8` columns. On SBF the
+/// blocks are a hand-scheduled loop, 35 instructions a block.
 fn dot_row(m: &Rows, r: usize) -> u64 {
     let cols = m.x.len();
+    let tile = r / TILE_ROWS;
+    let in_tile = (m.rows - tile * TILE_ROWS).min(TILE_ROWS);
+    let row = r % TILE_ROWS;
+    let full = cols - cols % BLOCK_COLS;
+    let base = tile * TILE_ROWS * cols;
+    let stride = in_tile * BLOCK_COLS;
+    let first = base + row * BLOCK_COLS;
     let mut acc = 0u64;
-    for (j, &x) in m.x.iter().enumerate() {
-        let b = m.weights[tiled_index(m.rows, cols, r, j)];
+    if full != 0 {
+        let span = (full / BLOCK_COLS - 1) * stride + BLOCK_COLS;
+        acc = dot_row_blocks(&m.weights[first..first + span], stride, &m.x[..full]);
+    }
+    let rest = cols - full;
+    let at = base + full * in_tile + row * rest;
+    for (&b, &x) in m.weights[at..at + rest].iter().zip(&m.x[full..]) {
         acc = acc.wrapping_add((b as u64).wrapping_mul(x as u64));
     }
     acc
 }
+
+/// `sum(byte * x)` over whole blocks: block `k`'s eight bytes at
+/// `bytes[k * stride..]`, times `x[8k..8k + 8]`.
+#[cfg(not(sbf))]
+#[inline(always)]
+fn dot_row_blocks(bytes: &[u8], stride: usize, x: &[i64]) -> u64 {
+    let mut acc = 0u64;
+    for (k, xs) in x.chunks_exact(BLOCK_COLS).enumerate() {
+        for (c, &x) in xs.iter().enumerate() {
+            let b = bytes[k * stride + c];
+            acc = acc.wrapping_add((b as u64).wrapping_mul(x as u64));
+        }
+    }
+    acc
+}
+
+#[cfg(sbf)]
+#[inline(always)]
+fn dot_row_blocks(bytes: &[u8], stride: usize, x: &[i64]) -> u64 {
+    let mut acc = 0u64;
+    // SAFETY: `x` holds whole blocks, at least one (the caller's), and
+    // `bytes` every block's eight bytes `stride` apart; writes only the
+    // named registers.
+    unsafe {
+        let end = x.as_ptr().add(x.len());
+        core::arch::asm!(
+            "2:",
+            row_product!(0), row_product!(1), row_product!(2), row_product!(3),
+            row_product!(4), row_product!(5), row_product!(6), row_product!(7),
+            "{p} += {stride}",
+            "{xp} += 64",
+            "if {xp} != {end} goto 2b",
+            p = inout(reg) bytes.as_ptr() => _,
+            stride = in(reg) stride,
+            xp = inout(reg) x.as_ptr() => _,
+            end = in(reg) end,
+            acc = inout(reg) acc,
+            xv = out(reg) _,
+            t = out(reg) _,
+            options(nostack, readonly),
+        );
+    }
+    acc
+}
+
+/// One column `c` of `dot_row_blocks`: `x[c]` times the row's byte `c`.
+#[cfg(sbf)]
+macro_rules! row_product {
+    ($c:literal) => {
+        concat!(
+            "{xv} = *(u64 *)({xp} + ",
+            $c,
+            " * 8)\n{t} = *(u8 *)({p} + ",
+            $c,
+            ")\n{t} *= {xv}\n{acc} += {t}",
+        )
+    };
+}
+#[cfg(sbf)]
+use row_product;
 
 /// The whole blocks of a tile: `blocks` holds `x.len() / 8` blocks of 32
 /// bytes. On SBF, hand-scheduled: per column one load of `x`, then per row a
@@ -257,9 +397,10 @@ pub fn dot_blocks_portable(blocks: &[u8], x: &[i64], acc: &mut [u64; TILE_ROWS])
 /// Attention scores of one head over consecutive positions:
 /// `out[t] = ((sum(q[i] * key_t[i]) >> 16) * inv) >> 24`, i64 by i32,
 /// wrapping, where `key_t` is `q.len()` values at `keys[t * stride..]`;
-/// returns the largest of `max` and the scores. On SBF the dot product is a
-/// hand-scheduled loop of 8 (6 instructions a product; LLVM's own
-/// recomputes every address, 17) and the positions are walked by pointer.
+/// returns the largest of `max` and the scores. On SBF, for a head size
+/// that is a multiple of 8, the whole walk is one hand-scheduled loop: 6
+/// instructions a product, 3 a block of 8 and 15 a position (LLVM's own
+/// recomputes every address, 17 a product).
 pub fn scores(
     q: &[i64],
     keys: &[i32],
@@ -270,8 +411,15 @@ pub fn scores(
 ) -> i64 {
     let hs = q.len();
     let fits = out.is_empty() || keys.len() >= (out.len() - 1) * stride + hs;
-    if !fits || hs == 0 {
+    if !fits || hs == 0 || stride < hs {
         return max;
+    }
+    #[cfg(sbf)]
+    if hs % 8 == 0 && !out.is_empty() {
+        // SAFETY: `out.len()` positions of `hs` keys each, `stride` apart,
+        // lie inside `keys` (checked above), and `hs` is a whole number of
+        // blocks of 8.
+        return unsafe { scores_blocks(q, keys.as_ptr(), stride, inv, out, max) };
     }
     for (t, score) in out.iter_mut().enumerate() {
         let dot = dot_key(q, &keys[t * stride..t * stride + hs]);
@@ -340,6 +488,75 @@ unsafe fn dot_key_blocks(a: *const i64, b: *const i32, blocks: usize) -> i64 {
         );
     }
     acc
+}
+
+/// `scores` for a head size that is a whole number of blocks of 8: per
+/// position, the dot product block by block, the score stored and the
+/// largest kept, without leaving the loop. `inv`, the step to the next
+/// position and the end are read from memory each position, so the loop
+/// fits SBF's ten registers.
+///
+/// # Safety
+/// `keys` points at `out.len()` positions of `q.len()` values, `stride`
+/// values apart; `q.len()` is a non-zero multiple of 8; `out` is not empty.
+#[cfg(sbf)]
+#[inline(always)]
+unsafe fn scores_blocks(
+    q: &[i64],
+    keys: *const i32,
+    stride: usize,
+    inv: i64,
+    out: &mut [i64],
+    max: i64,
+) -> i64 {
+    let mut max = max;
+    // What the loop reads from memory: inv, the bytes from a position's
+    // last key to the next's first, and the end of `out`.
+    let consts: [u64; 3] = [
+        inv as u64,
+        (4 * (stride - q.len())) as u64,
+        out.as_mut_ptr().wrapping_add(out.len()) as u64,
+    ];
+    // SAFETY: the caller's; writes only `out` and the named registers.
+    unsafe {
+        let q_end = q.as_ptr().add(q.len());
+        core::arch::asm!(
+            "2:",
+            "{acc} = 0",
+            "{a} = {q}",
+            "3:",
+            key_product!(0), key_product!(1), key_product!(2), key_product!(3),
+            key_product!(4), key_product!(5), key_product!(6), key_product!(7),
+            "{a} += 64",
+            "{b} += 32",
+            "if {a} != {q_end} goto 3b",
+            "{acc} s>>= 16",
+            "{x} = *(u64 *)({c} + 0)",
+            "{acc} *= {x}",
+            "{acc} s>>= 24",
+            "*(u64 *)({out} + 0) = {acc}",
+            "if {acc} s<= {max} goto 4f",
+            "{max} = {acc}",
+            "4:",
+            "{out} += 8",
+            "{x} = *(u64 *)({c} + 8)",
+            "{b} += {x}",
+            "{x} = *(u64 *)({c} + 16)",
+            "if {out} != {x} goto 2b",
+            q = in(reg) q.as_ptr(),
+            q_end = in(reg) q_end,
+            a = out(reg) _,
+            b = inout(reg) keys => _,
+            out = inout(reg) out.as_mut_ptr() => _,
+            c = in(reg) consts.as_ptr(),
+            max = inout(reg) max,
+            acc = out(reg) _,
+            x = out(reg) _,
+            y = out(reg) _,
+            options(nostack),
+        );
+    }
+    max
 }
 
 /// `sum(p[t] * v[t * stride])`, i64 by i32, wrapping: attention's weighted

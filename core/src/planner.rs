@@ -170,10 +170,12 @@ impl Charges {
     }
 }
 
-/// One chunk: `count` units of the work item at cursor `at`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Chunk {
-    pub at: Cursor,
+/// One chunk: `count` units of the work item at cursor `at` (the walker's
+/// cursor, borrowed while the chunk runs: copying it would cost every
+/// chunk on SBF).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Chunk<'c> {
+    pub at: &'c Cursor,
     pub count: u32,
     /// The compute units charged, the chunk's 160 included.
     pub cost: u32,
@@ -183,7 +185,7 @@ pub struct Chunk {
     pub completes: bool,
 }
 
-impl Chunk {
+impl Chunk<'_> {
     /// The chunk's kind, for a `Probe`: sampling's chunks that finish a
     /// token (and pay for it) are a kind apart.
     #[inline(always)]
@@ -284,13 +286,16 @@ pub struct TurnPlan {
 /// The work item at a cursor: `total` units of which the cursor has done
 /// `done`; each chunk pays `setup`, `per_unit` per unit and, when it
 /// completes the item, `finish`. A vector operation is one unit.
+///
+/// In 64 bits: SBF's arithmetic is 64-bit, and every 32-bit result would
+/// cost two more instructions to truncate.
 #[derive(Clone, Copy, Debug)]
 struct Work {
-    total: u32,
-    done: u32,
-    setup: u32,
-    per_unit: u32,
-    finish: u32,
+    total: u64,
+    done: u64,
+    setup: u64,
+    per_unit: u64,
+    finish: u64,
     section: u32,
 }
 
@@ -300,7 +305,7 @@ impl Work {
             total: 1,
             done: 0,
             setup: 0,
-            per_unit: cost,
+            per_unit: cost as u64,
             finish: 0,
             section: 0,
         }
@@ -351,10 +356,10 @@ fn work_at(config: &Config, layout: &Layout, run: &RunShape, c: &Cursor) -> Work
             _ => ch.row,
         };
         return Work {
-            total: rows,
-            done: c.row,
-            setup: ch.matrix_setup.of(cols),
-            per_unit: row.of(cols),
+            total: rows as u64,
+            done: c.row as u64,
+            setup: ch.matrix_setup.of(cols) as u64,
+            per_unit: row.of(cols) as u64,
             finish: 0,
             section: layout.layer_section(c.layer),
         };
@@ -371,10 +376,10 @@ fn work_at(config: &Config, layout: &Layout, run: &RunShape, c: &Cursor) -> Work
             let q = config.head_size() as u32;
             let (total, per_unit) = attention_stage(c.stage, positions_so_far(c), q);
             Work {
-                total,
-                done: c.index,
-                setup: ch.attention_setup[(c.stage & 3) as usize],
-                per_unit,
+                total: total as u64,
+                done: c.index as u64,
+                setup: ch.attention_setup[(c.stage & 3) as usize] as u64,
+                per_unit: per_unit as u64,
                 finish: 0,
                 section: 0,
             }
@@ -383,22 +388,22 @@ fn work_at(config: &Config, layout: &Layout, run: &RunShape, c: &Cursor) -> Work
         Phase::Silu => Work::vector(ch.silu.of(config.hidden_dim)),
         Phase::Residual => Work::vector(ch.residual.of(d)),
         Phase::Classifier => Work {
-            total: config.vocab_size,
-            done: c.row,
-            setup: ch.matrix_setup.of(d),
-            per_unit: ch.row.of(d),
+            total: config.vocab_size as u64,
+            done: c.row as u64,
+            setup: ch.matrix_setup.of(d) as u64,
+            per_unit: ch.row.of(d) as u64,
             finish: 0,
             section: layout.output_section(),
         },
         _ => {
             // Sampling: the pass that finishes the token pays for it.
             Work {
-                total: config.vocab_size,
-                done: c.row,
-                setup: ch.sampling_setup,
-                per_unit: ch.sampling_entry[(c.pass % 3) as usize],
+                total: config.vocab_size as u64,
+                done: c.row as u64,
+                setup: ch.sampling_setup as u64,
+                per_unit: ch.sampling_entry[(c.pass % 3) as usize] as u64,
                 finish: if c.pass == run.last_pass() {
-                    ch.sampling_finish
+                    ch.sampling_finish as u64
                 } else {
                     0
                 },
@@ -410,7 +415,7 @@ fn work_at(config: &Config, layout: &Layout, run: &RunShape, c: &Cursor) -> Work
 
 /// Moves the cursor past a chunk of the item at it.
 #[inline(always)]
-fn advance(config: &Config, run: &RunShape, c: &mut Cursor, chunk: &Chunk) {
+fn advance(config: &Config, run: &RunShape, c: &mut Cursor, chunk: &Step) {
     let into_phase = |c: &mut Cursor, phase: Phase| {
         c.phase = phase;
         c.row = 0;
@@ -512,22 +517,23 @@ impl Walker {
 
     /// The next chunk of the turn, or `None` when the turn ends here: the
     /// run is complete, the chunk does not fit, or it needs a third section.
-    /// The cursor moves past the chunk.
+    /// The cursor stays at the chunk (`chunk` borrows it) until `advance`.
     #[inline(always)]
-    pub fn next_chunk(&mut self) -> Option<Chunk> {
-        let c = self.cursor;
-        if c.phase.is_tokenizing() || c.phase == Phase::Done {
+    pub fn next_step(&mut self) -> Option<Step> {
+        let at = &self.cursor;
+        if at.phase.is_tokenizing() || at.phase == Phase::Done {
             return None;
         }
-        let w = work_at(&self.config, &self.layout, &self.run, &c);
-        if w.section != 0
-            && !self.sections[..self.section_count].contains(&w.section)
-            && self.section_count == 2
-        {
+        let w = work_at(&self.config, &self.layout, &self.run, at);
+        // A section is known, new with room for it, or a third: the turn
+        // ends before it. (No section is 0, the slots' empty value.)
+        let [first, second] = self.sections;
+        let new_section = w.section != 0 && w.section != first && w.section != second;
+        if new_section && second != 0 {
             return None;
         }
         let remaining = w.total - w.done;
-        let budget = self.left().checked_sub(CHARGES.chunk + w.setup)?;
+        let budget = (self.left() as u64).checked_sub(CHARGES.chunk as u64 + w.setup)?;
         let mut count = remaining.min(budget / w.per_unit);
         if count == remaining && count * w.per_unit + w.finish > budget {
             count -= 1;
@@ -536,26 +542,55 @@ impl Walker {
             return None;
         }
         let completes = count == remaining;
-        let cost =
-            CHARGES.chunk + w.setup + count * w.per_unit + if completes { w.finish } else { 0 };
-        if w.section != 0 && !self.sections[..self.section_count].contains(&w.section) {
+        let cost = CHARGES.chunk as u64
+            + w.setup
+            + count * w.per_unit
+            + if completes { w.finish } else { 0 };
+        if new_section {
             self.sections[self.section_count] = w.section;
             self.section_count += 1;
         }
-        let chunk = Chunk {
-            at: c,
-            count,
-            cost,
-            section: w.section,
-            completes,
-        };
-        self.used += cost;
-        if completes && c.phase == Phase::Sampling && c.pass == self.run.last_pass() {
+        self.used += cost as u32;
+        if completes && at.phase == Phase::Sampling && at.pass == self.run.last_pass() {
             self.max_generated += 1;
         }
-        advance(&self.config, &self.run, &mut self.cursor, &chunk);
-        Some(chunk)
+        Some(Step {
+            count: count as u32,
+            cost: cost as u32,
+            section: w.section,
+            completes,
+        })
     }
+
+    /// The chunk `step` describes, at the cursor.
+    #[inline(always)]
+    pub fn chunk(&self, step: &Step) -> Chunk<'_> {
+        Chunk {
+            at: &self.cursor,
+            count: step.count,
+            cost: step.cost,
+            section: step.section,
+            completes: step.completes,
+        }
+    }
+
+    /// Moves the cursor past the chunk `step` describes.
+    #[inline(always)]
+    pub fn advance(&mut self, step: &Step) {
+        advance(&self.config, &self.run, &mut self.cursor, step);
+    }
+}
+
+/// What `Walker::next_step` found: a chunk of `count` units at the cursor.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Step {
+    pub count: u32,
+    /// The compute units charged, the chunk's 160 included.
+    pub cost: u32,
+    /// The matrix section it reads, or 0 for none.
+    pub section: u32,
+    /// Whether the chunk completes its work item.
+    pub completes: bool,
 }
 
 impl Walker {
@@ -629,8 +664,11 @@ pub fn plan_cursor(
         // Whole attention heads in one step where they fit: the same cuts
         // as chunk by chunk, without walking four chunks per head (a plan
         // is made for every turn on chain, before the turn itself).
-        if !walker.skip_whole_heads() && walker.next_chunk().is_none() {
-            break;
+        if !walker.skip_whole_heads() {
+            let Some(step) = walker.next_step() else {
+                break;
+            };
+            walker.advance(&step);
         }
         chunks += 1;
     }

@@ -330,7 +330,8 @@ impl Header {
 
     /// Decodes and checks a header against its configuration: the size,
     /// alignment, parameters and every cursor field. A state that passes
-    /// can be indexed anywhere its cursor points without a bounds failure.
+    /// can be indexed anywhere its cursor points without a bounds failure
+    /// (a prompt token is checked when its position is embedded).
     pub fn read_checked(config: &Config, state: &[u8]) -> Result<Header, Error> {
         let h = Header::read(state)?;
         if !(state.as_ptr() as usize).is_multiple_of(8) {
@@ -382,12 +383,9 @@ impl Header {
         if !ok {
             return Err(Error::InvalidState);
         }
-        let vocab = config.vocab_size;
-        let tokens =
-            &state[layout.prompt_tokens..layout.prompt_tokens + 4 * h.prompt_tokens as usize];
-        if tokens.chunks_exact(4).any(|t| read_u32(t, 0) >= vocab) {
-            return Err(Error::InvalidState);
-        }
+        // A prompt token is checked against the vocabulary where it is
+        // used (its position's embedding), not here: checking every one on
+        // every turn would cost a long prompt's turns 10,000 compute units.
         Ok(h)
     }
 }

@@ -292,9 +292,15 @@ fn invalid_state() {
         put(field::STAGE, 4)(s);
     };
     assert_eq!(run(&stage_past_three), Error::InvalidState);
+    // A prompt token past the vocabulary, refused where its position is
+    // embedded (here the turn's first chunk, so nothing is written).
     let prompt_token_past_the_vocabulary = |s: &mut [u8]| {
         let at = StateLayout::new(&m.config, 16, 12).unwrap().prompt_tokens;
-        put(at, 512)(s);
+        put(at + 4, 512)(s);
+        put(field::PHASE, Phase::Embedding as u32)(s);
+        put(field::POSITION, 1)(s);
+        put(field::LAYER, 0)(s);
+        put(field::ROW, 0)(s);
     };
     assert_eq!(run(&prompt_token_past_the_vocabulary), Error::InvalidState);
 

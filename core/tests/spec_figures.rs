@@ -113,8 +113,9 @@ fn one_position(config: &Config, position: u32) -> ([u64; 20], u64) {
     let mut turns = 0;
     while cursor.phase != Phase::Done {
         let mut walker = Walker::new(config, &run, &cursor, CHARGES.allowance).unwrap();
-        while let Some(chunk) = walker.next_chunk() {
-            per_phase[chunk.at.phase as usize] += chunk.cost as u64;
+        while let Some(step) = walker.next_step() {
+            per_phase[walker.cursor.phase as usize] += step.cost as u64;
+            walker.advance(&step);
         }
         cursor = walker.cursor;
         turns += 1;
@@ -181,7 +182,9 @@ fn plans_equal_the_chunk_walk() {
         while cursor.phase != Phase::Done && turns < 3000 {
             let plan = plan_cursor(&config, &run, &cursor, CHARGES.allowance).unwrap();
             let mut walker = Walker::new(&config, &run, &cursor, CHARGES.allowance).unwrap();
-            while walker.next_chunk().is_some() {}
+            while let Some(step) = walker.next_step() {
+                walker.advance(&step);
+            }
             assert_eq!(
                 (plan.end, plan.estimated_cu),
                 (walker.cursor, walker.used),

@@ -13,18 +13,15 @@ use super::forward::Forward;
 
 impl Forward<'_, '_> {
     /// One chunk of one stage of the head `chunk.at.row`.
-    pub(super) fn attention(&mut self, h: &mut Header, chunk: &Chunk) {
-        let m = self.m;
-        let config = m.config;
-        let at = chunk.at;
-        let hs = config.head_size();
+    pub(super) fn attention(&mut self, h: &mut Header, chunk: &Chunk<'_>) {
+        let at = &chunk.at;
+        let heads = &self.heads;
+        let (hs, kv_dim) = (heads.size, heads.kv_dim);
         let head = at.row as usize;
-        // With fewer key-value heads than heads, neighbours share one.
-        let kv_head = head / (config.n_heads / config.n_kv_heads) as usize;
-        let kv_dim = config.kv_dim();
         let (start, end) = (at.index as usize, (at.index + chunk.count) as usize);
-        // This head's first element in the layer's first cached position.
-        let base = self.cache_at(at.layer, 0) + kv_head * hs;
+        // This head's first element in the layer's first cached position;
+        // with fewer key-value heads than heads, neighbours share one.
+        let base = self.cache_at(at.layer, 0) + head / heads.group * hs;
         let b = &mut self.b;
         match at.stage {
             // Scores: q . key >> 16, times 1 / sqrt(head size) >> 24; the
@@ -33,19 +30,24 @@ impl Forward<'_, '_> {
                 let max = if start == 0 { i64::MIN } else { h.max };
                 let q = &b.q[head * hs..(head + 1) * hs];
                 let keys = &b.keys[base + start * kv_dim..];
-                let inv = m.inv_sqrt_head as i64;
-                h.max = scores(q, keys, kv_dim, inv, &mut b.scores[start..end], max);
+                h.max = scores(
+                    q,
+                    keys,
+                    kv_dim,
+                    heads.inv_sqrt,
+                    &mut b.scores[start..end],
+                    max,
+                );
             }
             // Exponentials: e^-(max - score) from the table; their sum is kept.
             1 => {
                 let mut sum = if start == 0 { 0 } else { h.sum };
                 let max = h.max;
-                let table = m.exp_words();
                 for s in &mut b.scores[start..end] {
                     let d = max.wrapping_sub(*s) as u64;
-                    let e = match table {
+                    let e = match heads.exp {
                         Some(t) => t[exp_index(d)],
-                        None => m.exp_entry(exp_index(d)),
+                        None => self.m.exp_entry(exp_index(d)),
                     };
                     *s = e as i64;
                     sum = sum.wrapping_add(e as u64);

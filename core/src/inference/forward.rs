@@ -7,7 +7,7 @@
 
 use crate::fixed::{normalize, rms, rotate, silu, to_cache};
 use crate::format::{read_u32, MatrixRef, Metadata};
-use crate::kernel::{for_row, matvec, Rows};
+use crate::kernel::{for_row, matvec, sum, Rows};
 use crate::planner::Chunk;
 use crate::state::{Buffers, Cursor, Header, Phase};
 use crate::Error;
@@ -19,8 +19,36 @@ pub(super) struct Forward<'e, 's> {
     pub sections: [(u32, &'e [u8]); 2],
     pub b: Buffers<'s>,
     pub cache_positions: usize,
+    /// The attention heads' shape, worked out once a turn.
+    pub heads: Heads<'e>,
     /// The token the last chunk sampled, or `NO_TOKEN`.
     pub sampled: u32,
+}
+
+/// What every attention chunk reads of the configuration and section zero.
+pub(super) struct Heads<'e> {
+    /// Elements per head and per cached key or value.
+    pub size: usize,
+    pub kv_dim: usize,
+    /// Heads that share one key-value head.
+    pub group: usize,
+    /// One over the square root of the head size, 24 fractional bits.
+    pub inv_sqrt: i64,
+    /// The exponential table as words, when section zero aligns it.
+    pub exp: Option<&'e [u32]>,
+}
+
+impl<'e> Heads<'e> {
+    pub fn new(m: &'e Metadata<'e>) -> Heads<'e> {
+        let c = m.config;
+        Heads {
+            size: c.head_size(),
+            kv_dim: c.kv_dim(),
+            group: (c.n_heads / c.n_kv_heads) as usize,
+            inv_sqrt: m.inv_sqrt_head as i64,
+            exp: m.exp_words(),
+        }
+    }
 }
 
 impl<'e, 's> Forward<'e, 's> {
@@ -33,20 +61,20 @@ impl<'e, 's> Forward<'e, 's> {
         }
     }
 
-    /// The matrix a chunk at `at` reads and its section's bytes; for a
-    /// phase that reads none, the embedding's place and no bytes.
+    /// The matrix a chunk at `at` reads (the embedding, the classifier or a
+    /// layer's) and its section's bytes.
     #[inline(always)]
     fn matrix(&self, at: &Cursor) -> Result<(MatrixRef, &'e [u8]), Error> {
         let m = self.m;
         let mat = match at.phase {
-            Phase::Embedding => Some(m.embedding()),
-            Phase::Classifier => Some(m.classifier()),
-            p => p.layer_matrix().map(|which| m.matrix(at.layer, which)),
+            Phase::Embedding => m.embedding(),
+            Phase::Classifier => m.classifier(),
+            p => match p.layer_matrix() {
+                Some(which) => m.matrix(at.layer, which),
+                None => return Err(Error::InvalidState),
+            },
         };
-        match mat {
-            Some(mat) => Ok((mat, self.section(&mat)?)),
-            None => Ok((m.embedding(), &[][..])),
-        }
+        Ok((mat, self.section(&mat)?))
     }
 
     /// Where the cache keeps `layer`'s key or value at `position`.
@@ -55,40 +83,61 @@ impl<'e, 's> Forward<'e, 's> {
         (layer as usize * self.cache_positions + position as usize) * kv_dim
     }
 
-    /// Runs one chunk, whose cursor is `chunk.at`.
-    pub(super) fn run(&mut self, h: &mut Header, chunk: &Chunk) -> Result<(), Error> {
+    /// Runs one chunk, whose cursor is `chunk.at`. Each arm looks up only
+    /// what it reads: this runs for every chunk.
+    pub(super) fn run(&mut self, h: &mut Header, chunk: &Chunk<'_>) -> Result<(), Error> {
         let m = self.m;
         let at = chunk.at;
-        let (start, end) = (at.row as usize, (at.row + chunk.count) as usize);
-        let (mat, section) = self.matrix(&at)?;
-        let here = self.cache_at(at.layer, at.position);
-        let b = &mut self.b;
+        let rows = at.row as usize..(at.row + chunk.count) as usize;
         match at.phase {
             // 3: the current token's row of the embedding, into x.
             Phase::Embedding => {
+                let (mat, section) = self.matrix(at)?;
+                let b = &mut self.b;
                 if at.position < h.prompt_tokens {
-                    h.token = b.prompt_tokens[at.position as usize];
+                    let token = b.prompt_tokens[at.position as usize];
+                    if token >= m.config.vocab_size {
+                        return Err(Error::InvalidState);
+                    }
+                    h.token = token;
                 }
                 embed(section, &mat, h.token, b.x);
             }
             // 4: x normalized with the layer's attention weights, into xb.
-            Phase::AttentionNorm => rms_norm(b.x, m.norm(m.attention_norm(at.layer)), b.xb),
+            Phase::AttentionNorm => {
+                let b = &mut self.b;
+                rms_norm(b.x, m.norm(m.attention_norm(at.layer)), b.xb)
+            }
             // 5: q = Wq xb.
-            Phase::Query => multiply(section, &mat, at.row, b.xb, &mut b.q[start..end]),
+            Phase::Query => {
+                let (mat, w) = self.matrix(at)?;
+                let b = &mut self.b;
+                multiply(w, &mat, at.row, b.xb, &mut b.q[rows]);
+            }
             // 6: k = Wk xb, through xb2 (free until phase 10) into the cache.
             Phase::Key => {
-                let (rows, cache) = (&mut b.xb2[start..end], &mut b.keys[here + start..]);
-                multiply(section, &mat, at.row, b.xb, rows);
+                let (mat, w) = self.matrix(at)?;
+                let here = self.cache_at(at.layer, at.position);
+                let b = &mut self.b;
+                let cache = &mut b.keys[here + rows.start..];
+                let rows = &mut b.xb2[rows];
+                multiply(w, &mat, at.row, b.xb, rows);
                 store(rows, cache)?;
             }
             // 7: v = Wv xb, the same way.
             Phase::Value => {
-                let (rows, cache) = (&mut b.xb2[start..end], &mut b.values[here + start..]);
-                multiply(section, &mat, at.row, b.xb, rows);
+                let (mat, w) = self.matrix(at)?;
+                let here = self.cache_at(at.layer, at.position);
+                let b = &mut self.b;
+                let cache = &mut b.values[here + rows.start..];
+                let rows = &mut b.xb2[rows];
+                multiply(w, &mat, at.row, b.xb, rows);
                 store(rows, cache)?;
             }
             // 8: q's pairs and this position's cached key's pairs, rotated.
             Phase::Rotary => {
+                let here = self.cache_at(at.layer, at.position);
+                let b = &mut self.b;
                 let key = &mut b.keys[here..here + m.config.kv_dim()];
                 rotate_query_and_key(m, at.position, b.q, key)?;
             }
@@ -96,32 +145,58 @@ impl<'e, 's> Forward<'e, 's> {
             Phase::Attention => self.attention(h, chunk),
             // 10: xb2 = Wo xb.
             Phase::AttentionOutput => {
-                multiply(section, &mat, at.row, b.xb, &mut b.xb2[start..end]);
+                let (mat, w) = self.matrix(at)?;
+                let b = &mut self.b;
+                multiply(w, &mat, at.row, b.xb, &mut b.xb2[rows]);
             }
             // 11: x += xb2, then x normalized with the feed-forward weights into xb.
             Phase::FfnNorm => {
+                let b = &mut self.b;
                 add(b.x, b.xb2);
                 rms_norm(b.x, m.norm(m.ffn_norm(at.layer)), b.xb);
             }
             // 12: hb = W1 xb, the gate.
-            Phase::Gate => multiply(section, &mat, at.row, b.xb, &mut b.hb[start..end]),
+            Phase::Gate => {
+                let (mat, w) = self.matrix(at)?;
+                let b = &mut self.b;
+                multiply(w, &mat, at.row, b.xb, &mut b.hb[rows]);
+            }
             // 13: hb2 = W3 xb, the up projection.
-            Phase::Up => multiply(section, &mat, at.row, b.xb, &mut b.hb2[start..end]),
+            Phase::Up => {
+                let (mat, w) = self.matrix(at)?;
+                let b = &mut self.b;
+                multiply(w, &mat, at.row, b.xb, &mut b.hb2[rows]);
+            }
             // 14: hb = silu(hb) * hb2.
             Phase::Silu => {
-                for (g, &u) in b.hb.iter_mut().zip(b.hb2.iter()) {
-                    *g = silu(*g, |i| m.silu_entry(i)).wrapping_mul(u) >> 16;
+                let b = &mut self.b;
+                match m.silu_words() {
+                    Some(t) => silu_gate(b.hb, b.hb2, t),
+                    None => {
+                        for (g, &u) in b.hb.iter_mut().zip(b.hb2.iter()) {
+                            *g = silu(*g, |i| m.silu_entry(i)).wrapping_mul(u) >> 16;
+                        }
+                    }
                 }
             }
             // 15: xb = W2 hb, the down projection.
-            Phase::Down => multiply(section, &mat, at.row, b.hb, &mut b.xb[start..end]),
+            Phase::Down => {
+                let (mat, w) = self.matrix(at)?;
+                let b = &mut self.b;
+                multiply(w, &mat, at.row, b.hb, &mut b.xb[rows]);
+            }
             // 16: x += xb.
-            Phase::Residual => add(b.x, b.xb),
+            Phase::Residual => {
+                let b = &mut self.b;
+                add(b.x, b.xb)
+            }
             // 17: x normalized in place with the final weights.
-            Phase::FinalNorm => rms_norm_in_place(b.x, m.norm(m.final_norm())),
+            Phase::FinalNorm => rms_norm_in_place(self.b.x, m.norm(m.final_norm())),
             // 18: logits = Wcls x.
             Phase::Classifier => {
-                multiply(section, &mat, at.row, b.x, &mut b.logits[start..end]);
+                let (mat, w) = self.matrix(at)?;
+                let b = &mut self.b;
+                multiply(w, &mat, at.row, b.x, &mut b.logits[rows]);
             }
             // 19: one chunk of one sampling pass (sample.rs). The walker
             // yields no chunk in phases 0 to 2 and 20.
@@ -166,11 +241,84 @@ fn rms_norm_in_place(x: &mut [i64], weights: &[u8]) {
     }
 }
 
-/// `x += r`, element by element.
+/// `x += r`, element by element: four at a time, so the loop's own
+/// instructions are spread over four (8 units an element are charged).
 #[inline(always)]
 fn add(x: &mut [i64], r: &[i64]) {
-    for (x, &r) in x.iter_mut().zip(r.iter()) {
+    let mut xs = x.chunks_exact_mut(4);
+    let mut rs = r.chunks_exact(4);
+    for (x, r) in (&mut xs).zip(&mut rs) {
+        x[0] = x[0].wrapping_add(r[0]);
+        x[1] = x[1].wrapping_add(r[1]);
+        x[2] = x[2].wrapping_add(r[2]);
+        x[3] = x[3].wrapping_add(r[3]);
+    }
+    for (x, &r) in xs.into_remainder().iter_mut().zip(rs.remainder()) {
         *x = x.wrapping_add(r);
+    }
+}
+
+/// `gate = (silu(gate) * up) >> 16`, element by element, with the SiLU
+/// table as words.
+#[cfg(not(sbf))]
+#[inline(always)]
+fn silu_gate(gate: &mut [i64], up: &[i64], table: &[u32]) {
+    for (g, &u) in gate.iter_mut().zip(up.iter()) {
+        *g = silu(*g, |i| table[i] as i32 as i64).wrapping_mul(u) >> 16;
+    }
+}
+
+/// On SBF, hand-scheduled: 19 instructions an element in the table's
+/// range (24 are charged), whose index `fixed::silu`'s bounds keep inside
+/// the table without a check.
+#[cfg(sbf)]
+#[inline(always)]
+fn silu_gate(gate: &mut [i64], up: &[i64], table: &[u32]) {
+    let n = gate.len().min(up.len());
+    if n == 0 || table.len() < crate::format::TABLE_LEN {
+        return;
+    }
+    // SAFETY: `n` elements of `gate` and `up`; for an input strictly inside
+    // (-16, 16) the index `(x + 16) >> 9` (16 fractional bits) is 0 to
+    // 4,095, inside the table; writes only `gate` and the named registers.
+    unsafe {
+        let end = gate.as_mut_ptr().add(n);
+        core::arch::asm!(
+            "2:",
+            "{x} = *(u64 *)({g} + 0)",
+            "if {x} s>= {limit} goto 3f",
+            "if {x} s<= -{limit} goto 4f",
+            "{s} = {x}",
+            "{s} += {limit}",
+            "{s} s>>= 9",
+            "{s} <<= 2",
+            "{s} += {table}",
+            "{s} = *(u32 *)({s} + 0)",
+            "{s} <<= 32",
+            "{s} s>>= 32",
+            "goto 5f",
+            "3:",
+            "{s} = {x}",
+            "goto 5f",
+            "4:",
+            "{s} = 0",
+            "5:",
+            "{x} = *(u64 *)({u} + 0)",
+            "{s} *= {x}",
+            "{s} s>>= 16",
+            "*(u64 *)({g} + 0) = {s}",
+            "{g} += 8",
+            "{u} += 8",
+            "if {g} != {end} goto 2b",
+            limit = const crate::fixed::SILU_LIMIT,
+            g = inout(reg) gate.as_mut_ptr() => _,
+            u = inout(reg) up.as_ptr() => _,
+            table = in(reg) table.as_ptr(),
+            end = in(reg) end,
+            x = out(reg) _,
+            s = out(reg) _,
+            options(nostack),
+        );
     }
 }
 
@@ -193,17 +341,35 @@ fn rotate_query_and_key(
     key: &mut [i32],
 ) -> Result<(), Error> {
     let half = m.config.head_size() / 2;
-    for (i, pair) in q.chunks_exact_mut(2).enumerate() {
-        let (cos, sin) = m.rope(position, i % half);
-        let (a, c) = rotate(pair[0], pair[1], cos, sin);
-        pair[0] = a;
-        pair[1] = c;
+    let Some(rope) = m.rope_words(position) else {
+        // Section zero not aligned in memory: each entry read apart.
+        let angle = |i: usize| m.rope(position, i % half);
+        for (i, pair) in q.chunks_exact_mut(2).enumerate() {
+            let (cos, sin) = angle(i);
+            (pair[0], pair[1]) = rotate(pair[0], pair[1], cos, sin);
+        }
+        for (i, pair) in key.chunks_exact_mut(2).enumerate() {
+            let (cos, sin) = angle(i);
+            let (a, c) = rotate(pair[0] as i64, pair[1] as i64, cos, sin);
+            (pair[0], pair[1]) = (to_cache(a)?, to_cache(c)?);
+        }
+        return Ok(());
+    };
+    // Each head's pairs against the position's row of the table.
+    let angles = || {
+        rope.chunks_exact(2)
+            .map(|w| (w[0] as i32 as i64, w[1] as i32 as i64))
+    };
+    for head in q.chunks_exact_mut(2 * half) {
+        for (pair, (cos, sin)) in head.chunks_exact_mut(2).zip(angles()) {
+            (pair[0], pair[1]) = rotate(pair[0], pair[1], cos, sin);
+        }
     }
-    for (i, pair) in key.chunks_exact_mut(2).enumerate() {
-        let (cos, sin) = m.rope(position, i % half);
-        let (a, c) = rotate(pair[0] as i64, pair[1] as i64, cos, sin);
-        pair[0] = to_cache(a)?;
-        pair[1] = to_cache(c)?;
+    for head in key.chunks_exact_mut(2 * half) {
+        for (pair, (cos, sin)) in head.chunks_exact_mut(2).zip(angles()) {
+            let (a, c) = rotate(pair[0] as i64, pair[1] as i64, cos, sin);
+            (pair[0], pair[1]) = (to_cache(a)?, to_cache(c)?);
+        }
     }
     Ok(())
 }
@@ -216,17 +382,13 @@ fn multiply(section: &[u8], m: &MatrixRef, start: u32, x: &[i64], out: &mut [i64
     let (rows, cols) = (m.rows as usize, m.cols as usize);
     let scales = &section[m.offset..m.offset + 4 * rows];
     let weights = &section[m.weights_offset()..m.weights_offset() + rows * cols];
-    let mut sum = 0i64;
-    for &v in x {
-        sum = sum.wrapping_add(v);
-    }
     let chunk = Rows {
         weights,
         scales,
         rows,
         start: start as usize,
         x,
-        bias: sum.wrapping_mul(128),
+        bias: sum(x).wrapping_mul(128),
     };
     matvec(&chunk, out);
 }

@@ -18,7 +18,7 @@ use crate::state::{
 use crate::tokenizer::{self, BOS, EOS};
 use crate::Error;
 
-use forward::Forward;
+use forward::{Forward, Heads};
 
 /// A run's parameters, as `init_state` takes them.
 #[derive(Clone, Copy, Debug)]
@@ -310,16 +310,19 @@ fn run_turn<P: Probe>(
             sections: given,
             b: Buffers::carve(state, &layout),
             cache_positions: layout.cache_positions,
+            heads: Heads::new(&m),
             sampled: NO_TOKEN,
         };
         let mut ended = false;
         probe.begin();
         let mut first = true;
-        while let Some(chunk) = walker.next_chunk() {
+        while let Some(step) = walker.next_step() {
             probe.walked();
             first = false;
+            let chunk = walker.chunk(&step);
             pass.run(&mut h, &chunk)?;
             probe.chunk(|| (chunk.kind(&h.run_shape()), chunk.count, chunk.cost));
+            walker.advance(&step);
             if pass.sampled != NO_TOKEN {
                 result.token = Some(pass.sampled);
                 ended = pass.sampled == BOS || pass.sampled == EOS;

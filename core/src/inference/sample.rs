@@ -4,6 +4,7 @@
 //! draws. Every pass is resumable at any vocabulary entry.
 
 use crate::fixed::{draw, exp_index, next_seed, sampling_difference};
+use crate::kernel::argmax;
 use crate::planner::Chunk;
 use crate::state::{Header, NO_TOKEN};
 
@@ -19,7 +20,7 @@ impl Forward<'_, '_> {
 
     /// One chunk of one sampling pass; the chunk that finishes the last
     /// pass emits the token.
-    pub(super) fn sample(&mut self, h: &mut Header, chunk: &Chunk) {
+    pub(super) fn sample(&mut self, h: &mut Header, chunk: &Chunk<'_>) {
         let at = chunk.at;
         let (start, end) = (at.row as usize, (at.row + chunk.count) as usize);
         match at.pass {
@@ -29,12 +30,7 @@ impl Forward<'_, '_> {
                     h.max = i64::MIN;
                     h.chosen = 0;
                 }
-                for i in start..end {
-                    if self.b.logits[i] > h.max {
-                        h.max = self.b.logits[i];
-                        h.chosen = i as u32;
-                    }
-                }
+                argmax(&self.b.logits[start..end], start, &mut h.max, &mut h.chosen);
             }
             // Sum: of every entry's exponential; its last chunk advances the
             // generator and draws the remainder.
