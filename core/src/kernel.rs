@@ -70,7 +70,6 @@ pub struct Rows<'a> {
 /// product. The same contract and the same results on every target.
 #[inline(never)]
 pub fn matvec(m: &Rows, out: &mut [i64]) {
-    let cols = m.x.len();
     // Rows before the first whole tile, then whole tiles walked as zipped
     // chunks (no index arithmetic or bounds check per tile), then the rest.
     let lead = ((TILE_ROWS - m.start % TILE_ROWS) % TILE_ROWS).min(out.len());
@@ -79,27 +78,7 @@ pub fn matvec(m: &Rows, out: &mut [i64]) {
     }
     let first = m.start + lead;
     let whole = (out.len() - lead) / TILE_ROWS * TILE_ROWS;
-    let full = cols - cols % BLOCK_COLS;
-    let rest = cols - full;
-    let tiles = m.weights[first * cols..(first + whole) * cols].chunks_exact(TILE_ROWS * cols);
-    let scales = m.scales[4 * first..4 * (first + whole)].chunks_exact(4 * TILE_ROWS);
-    let outs = out[lead..lead + whole].chunks_exact_mut(TILE_ROWS);
-    for ((tile, scale), y) in tiles.zip(scales).zip(outs) {
-        let mut acc = [0u64; TILE_ROWS];
-        let (blocks, tail) = tile.split_at(full * TILE_ROWS);
-        dot_blocks(blocks, &m.x[..full], &mut acc);
-        if rest != 0 {
-            for (row, a) in acc.iter_mut().enumerate() {
-                for (c, &x) in m.x[full..].iter().enumerate() {
-                    *a = a.wrapping_add((tail[row * rest + c] as u64).wrapping_mul(x as u64));
-                }
-            }
-        }
-        for i in 0..TILE_ROWS {
-            let s = crate::format::read_u32(scale, 4 * i) as i64;
-            y[i] = (acc[i] as i64).wrapping_sub(m.bias).wrapping_mul(s) >> 24;
-        }
-    }
+    tiles(m, first, &mut out[lead..lead + whole]);
     for r in first + whole..m.start + out.len() {
         out[r - m.start] = finish(m, r, dot_row(m, r));
     }
@@ -170,6 +149,37 @@ pub fn sum(x: &[i64]) -> i64 {
     total
 }
 
+/// The whole tiles of a chunk, from row `first`, into `out` (a multiple of
+/// four rows): walked as zipped chunks, with no index arithmetic or bounds
+/// check per tile. A function of its own, so that the rows around the tiles
+/// do not take registers from this loop.
+#[inline(never)]
+fn tiles(m: &Rows, first: usize, out: &mut [i64]) {
+    let cols = m.x.len();
+    let whole = out.len();
+    let full = cols - cols % BLOCK_COLS;
+    let rest = cols - full;
+    let tiles = m.weights[first * cols..(first + whole) * cols].chunks_exact(TILE_ROWS * cols);
+    let scales = m.scales[4 * first..4 * (first + whole)].chunks_exact(4 * TILE_ROWS);
+    let outs = out.chunks_exact_mut(TILE_ROWS);
+    for ((tile, scale), y) in tiles.zip(scales).zip(outs) {
+        let mut acc = [0u64; TILE_ROWS];
+        let (blocks, tail) = tile.split_at(full * TILE_ROWS);
+        dot_blocks(blocks, &m.x[..full], &mut acc);
+        if rest != 0 {
+            for (row, a) in acc.iter_mut().enumerate() {
+                for (c, &x) in m.x[full..].iter().enumerate() {
+                    *a = a.wrapping_add((tail[row * rest + c] as u64).wrapping_mul(x as u64));
+                }
+            }
+        }
+        for i in 0..TILE_ROWS {
+            let s = crate::format::read_u32(scale, 4 * i) as i64;
+            y[i] = (acc[i] as i64).wrapping_sub(m.bias).wrapping_mul(s) >> 24;
+        }
+    }
+}
+
 #[inline(always)]
 fn finish(m: &Rows, r: usize, acc: u64) -> i64 {
     let scale = crate::format::read_u32(m.scales, 4 * r) as i64;
@@ -180,6 +190,7 @@ fn finish(m: &Rows, r: usize, acc: u64) -> i64 {
 /// the row's eight bytes of each block of its tile, `in_tile * 8` bytes
 /// apart, then its short row of the last `cols mod 8` columns. On SBF the
 /// blocks are a hand-scheduled loop, 35 instructions a block.
+#[inline(never)]
 fn dot_row(m: &Rows, r: usize) -> u64 {
     let cols = m.x.len();
     let tile = r / TILE_ROWS;

@@ -54,11 +54,16 @@ pub async fn measure(model: &str) -> Slope {
         .copy_from_slice(&(Phase::Classifier as u32).to_le_bytes());
     let h = Header::read(&state).expect("header");
     // Two allowances, for a fifth and four fifths of the rows one turn can
-    // hold (or of the matrix, when smaller): both end inside the matrix.
+    // hold (or of the matrix, when smaller): both end inside the matrix, on
+    // a whole tile of four rows, so that the slope is the tiles' own.
     let setup = CHARGES.turn + CHARGES.chunk + CHARGES.matrix_setup.of(cfg.dim);
     let row = CHARGES.row.of(cfg.dim);
     let most = ((CHARGES.allowance - setup) / row).min(cfg.vocab_size - 1);
-    let allowances = [setup + most / 5 * row, setup + most * 4 / 5 * row];
+    let tiles = |n: u32| n / 4 * 4;
+    let allowances = [
+        setup + tiles(most / 5) * row,
+        setup + tiles(most * 4 / 5) * row,
+    ];
     let mut rows = [0u32; 2];
     for (r, &a) in rows.iter_mut().zip(&allowances) {
         let plan = planner::plan_cursor(&cfg, &h.run_shape(), &h.cursor(), a).expect("plan");
