@@ -117,7 +117,7 @@ demo: setup build-sbf
 # SBF VM and on the local validator, the client end to end, the
 # bit-exactness harness with its compute-unit report, the JS package, and
 # two clean builds of the program giving the same bytes.
-test: setup lint test-core test-program test-localnet test-e2e test-bitexact test-wasm test-reproducible
+test: setup lint test-core test-program test-localnet test-e2e test-bitexact test-costs test-wasm test-reproducible
 
 # Formatting and clippy, warnings as errors, on the core and the program.
 lint:
