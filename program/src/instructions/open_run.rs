@@ -2,7 +2,7 @@
 //! its rent plus the royalty for every token it may generate.
 
 use curta_core::inference::{self, RunParams, StateMemory};
-use curta_core::protocol::{model, run, Address, RunAccountMut};
+use curta_core::protocol::{model, run, Address, PromptStage, RunAccountMut};
 use curta_core::state::MAX_PROMPT_BYTES;
 use curta_core::Error;
 
@@ -63,10 +63,18 @@ pub fn open_run(program_id: &Address, accounts: &[AccountView], ix: &OpenRun) ->
         return Err(CurtaError::EscrowTooSmall.into());
     }
 
+    // SAFETY: `m`'s borrow is of another account; no other view of the
+    // run's data is alive.
+    let data = unsafe { run_ai.data_mut() };
     // The prompt: what was staged, then what came with the instruction.
     let mut prompt = [0u8; MAX_PROMPT_BYTES];
-    prompt[..staged].copy_from_slice(&run_ai.data()[run::PROMPT..run::PROMPT + staged]);
+    let mut stage = PromptStage(data);
+    let staged_bytes = stage.prompt(staged).ok_or(CurtaError::InvalidAccountSize)?;
+    prompt[..staged].copy_from_slice(staged_bytes);
     prompt[staged..prompt_len].copy_from_slice(ix.inline);
+    // The account was created zeroed and only staging wrote to it: cleared
+    // again, the state needs no other clearing.
+    stage.clear();
     let params = RunParams {
         prompt: &prompt[..prompt_len],
         max_tokens: ix.max_tokens,
@@ -74,14 +82,7 @@ pub fn open_run(program_id: &Address, accounts: &[AccountView], ix: &OpenRun) ->
         seed: ix.seed,
     };
 
-    // SAFETY: `m`'s borrow is of another account, the prompt was copied
-    // out; no view of the run's data is alive.
-    let data = unsafe { run_ai.data_mut() };
-    // The account was created zeroed and only staging wrote to it: clearing
-    // where staging may write leaves the state needing no other clearing.
-    let stage_end = data.len().min(run::PROMPT + MAX_PROMPT_BYTES);
-    data[run::PROMPT..stage_end].fill(0);
-    let (mut header, state) = RunAccountMut(data).split();
+    let (mut header, state) = RunAccountMut(stage.0).split();
     inference::init_state_with(&config, &params, state, StateMemory::Zeroed).map_err(core_error)?;
     header.init(model_ai.key(), opener.key(), m.royalty(), escrow);
     Ok(())

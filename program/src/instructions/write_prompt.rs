@@ -2,7 +2,7 @@
 //! for a prompt longer than one transaction can carry beside the opening
 //! (a transaction is at most 1,232 bytes; a prompt up to 1,024).
 
-use curta_core::protocol::{run, Address};
+use curta_core::protocol::{Address, PromptStage};
 use curta_core::state::MAX_PROMPT_BYTES;
 use curta_core::Error;
 
@@ -26,17 +26,14 @@ pub fn write_prompt(
     if !untagged(run_ai) {
         return Err(CurtaError::AlreadyInitialized.into());
     }
-    let end = offset as usize + bytes.len();
-    if end > MAX_PROMPT_BYTES {
+    if offset as usize + bytes.len() > MAX_PROMPT_BYTES {
         return Err(core_error(Error::InvalidPrompt));
-    }
-    if run::PROMPT + end > run_ai.data_len() {
-        return Err(CurtaError::InvalidAccountSize.into());
     }
 
     // SAFETY: no other view of the run's data is alive.
-    let data = unsafe { run_ai.data_mut() };
-    let at = run::PROMPT + offset as usize;
-    data[at..at + bytes.len()].copy_from_slice(bytes);
+    let mut stage = PromptStage(unsafe { run_ai.data_mut() });
+    if !stage.write(offset as usize, bytes) {
+        return Err(CurtaError::InvalidAccountSize.into());
+    }
     Ok(())
 }
