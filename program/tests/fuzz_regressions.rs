@@ -89,6 +89,27 @@ fn program() {
     replay("program");
 }
 
+/// The corpus still reaches deep: a decoder changed without its seeds
+/// would leave the targets fuzzing the surface. Some program input opens a
+/// run and turns it, and some cut run takes more turns than its whole run.
+#[test]
+fn corpus_reaches_turns() {
+    let program = inputs("program")
+        .iter()
+        .map(|f| checks::program::reach(&std::fs::read(f).unwrap()).1)
+        .max();
+    assert!(program.unwrap_or(0) >= 5, "no program input runs 5 turns");
+    let cut = inputs("cut_invariance")
+        .iter()
+        .filter_map(|f| checks::cut::reach(&std::fs::read(f).unwrap()))
+        .filter(|&(whole, cut, _)| cut > whole + 10)
+        .count();
+    assert!(
+        cut >= 5,
+        "only {cut} cut runs take 10 turns more than their whole run"
+    );
+}
+
 /// Writes the seeds built from the golden runs and the models into
 /// `fuzz/corpus/<target>/seed-<name>` (`make fuzz-seeds`).
 #[test]
@@ -101,4 +122,3 @@ fn write_seeds() {
         std::fs::write(dir.join(format!("seed-{name}")), &bytes).unwrap();
     }
 }
-

@@ -35,6 +35,13 @@ struct Ended {
 }
 
 pub fn check(data: &[u8]) {
+    reach(data);
+}
+
+/// How far an input went: the turns of the run at the full allowance and
+/// of the cut run, and their error; `None` for parameters that do not
+/// start a run.
+pub fn reach(data: &[u8]) -> Option<(u64, u64, Option<Error>)> {
     let mut s = Source::new(data);
     let model = models::pick(s.u8());
     let config = model.config;
@@ -46,9 +53,7 @@ pub fn check(data: &[u8]) {
         allowances.sort_unstable();
     }
     let give_plan = s.u8();
-    let Ok(size) = state_size(config, p.prompt.len(), p.max_tokens) else {
-        return;
-    };
+    let size = state_size(config, p.prompt.len(), p.max_tokens).ok()?;
     let mut state = StateBuffer::new(size);
     let init = inference::init_state(
         config,
@@ -58,14 +63,13 @@ pub fn check(data: &[u8]) {
         p.temperature_q16,
         p.seed,
     );
-    if init.is_err() {
-        return;
-    }
+    init.ok()?;
     let whole = run(model, state.clone(), &[CHARGES.allowance], give_plan);
     let cut = run(model, state.clone(), &allowances, give_plan.rotate_left(3));
     assert_eq!(whole.error, cut.error, "the runs' errors");
+    let reached = Some((whole.turns, cut.turns, whole.error));
     if whole.error.is_some() {
-        return;
+        return reached;
     }
     let (a, b) = (&whole.state, &cut.state);
     assert_eq!(
@@ -104,6 +108,7 @@ pub fn check(data: &[u8]) {
         );
         assert_eq!(quoted, Ok(whole.turns), "quote_turns and the run's turns");
     }
+    reached
 }
 
 /// Runs a state to its end, turn `i` under allowance `i` of the sequence
