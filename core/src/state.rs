@@ -352,7 +352,12 @@ impl Header {
             h.position as u64,
             h.prompt_tokens as u64 + h.generated as u64,
         );
-        let in_sequence = position < reached && (h.generated == 0 || position + 1 == reached);
+        // The position that generates next is the last one reached; before
+        // the first token the prompt's earlier positions run too, up to
+        // their residual (a prompt position before the last one never gets
+        // to the final normalization, the classifier or sampling).
+        let in_sequence = position + 1 == reached
+            || (h.generated == 0 && position < reached && h.phase < Phase::FinalNorm);
         let ok = cursor_in_range(config, &layout, &h.run_shape(), &h.cursor())
             && h.prompt_tokens <= capacity
             && h.text_len as usize <= h.generated as usize * MAX_TOKEN_BYTES
