@@ -50,8 +50,14 @@ pub async fn measure(model: &str) -> Slope {
     };
     let mut state = native::open(&m, &spec);
     native::step(&art, &m, &mut state);
-    state[field::PHASE..field::PHASE + 4]
-        .copy_from_slice(&(Phase::Classifier as u32).to_le_bytes());
+    // The classifier runs at the last prompt position.
+    let prompt_tokens = Header::read(&state).expect("header").prompt_tokens;
+    for (at, v) in [
+        (field::PHASE, Phase::Classifier as u32),
+        (field::POSITION, prompt_tokens - 1),
+    ] {
+        state[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    }
     let h = Header::read(&state).expect("header");
     // Two allowances, for a fifth and four fifths of the rows one turn can
     // hold (or of the matrix, when smaller): both end inside the matrix, on
