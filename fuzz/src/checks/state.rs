@@ -4,8 +4,9 @@
 //! `plan_turn_with` and `turn_with`.
 //!
 //! Checked: an `Error` or a success, never a panic; a turn refused before
-//! its work (anything but `ContextExceeded` and `Arithmetic`) changes
-//! nothing, and one refused by those two leaves the header as it was; a
+//! its work changes nothing, and one failed by its work (`ContextExceeded`,
+//! `Arithmetic`, a prompt token past the vocabulary, a section missing
+//! from a turn not given its plan) leaves the header as it was; a
 //! turn that succeeds started from a state that checks, leaves one that
 //! checks, spends at most its allowance and, past tokenizing, ends where
 //! its plan said at the plan's price.
@@ -240,9 +241,12 @@ pub fn check_turn(model: &Model, state: &mut StateBuffer, s: &mut Source) {
     let before = state.clone();
     // The errors found only by doing the work; among them a section missing
     // from a turn not given its plan (the program's single walk).
+    // A prompt token past the vocabulary is found where it is used
+    // (InvalidState from a state that checks).
     let found_by_work = |e: Error| match e {
         Error::ContextExceeded | Error::Arithmetic => true,
         Error::MissingWeights => !given_plan,
+        Error::InvalidState => checked.is_ok(),
         _ => false,
     };
     match inference::turn_with(&input, given, state) {
