@@ -87,34 +87,10 @@ impl Outcome {
         }
     }
 
-    /// The receipts the program logged with `sol_log_data`.
-    pub fn data(&self) -> Vec<Vec<Vec<u8>>> {
-        self.logs
-            .iter()
-            .filter_map(|l| l.strip_prefix("Program data: "))
-            .map(|l| l.split(' ').map(base64_decode).collect())
-            .collect()
+    /// The turn receipts the program logged (`sol_log_data`).
+    pub fn receipts(&self) -> Vec<curta_client::receipts::Receipt> {
+        curta_client::receipts::from_logs(&self.logs)
     }
-}
-
-fn base64_decode(s: &str) -> Vec<u8> {
-    let value = |c: u8| match c {
-        b'A'..=b'Z' => c - b'A',
-        b'a'..=b'z' => c - b'a' + 26,
-        b'0'..=b'9' => c - b'0' + 52,
-        b'+' => 62,
-        _ => 63,
-    };
-    let digits: Vec<u8> = s.bytes().filter(|&c| c != b'=').map(value).collect();
-    let mut out = Vec::with_capacity(digits.len() * 3 / 4);
-    for group in digits.chunks(4) {
-        let mut n = 0u32;
-        for (i, d) in group.iter().enumerate() {
-            n |= (*d as u32) << (18 - 6 * i);
-        }
-        out.extend_from_slice(&n.to_be_bytes()[1..group.len()]);
-    }
-    out
 }
 
 /// A running bank and the transactions sent to it.
@@ -218,17 +194,7 @@ impl Chain {
             break;
         }
         let logs = out.metadata.map(|m| m.log_messages).unwrap_or_default();
-        let prefix = format!("Program {PROGRAM_ID} consumed ");
-        let program_cu = logs
-            .iter()
-            .filter_map(|l| {
-                l.strip_prefix(&prefix)?
-                    .split(' ')
-                    .next()?
-                    .parse::<u64>()
-                    .ok()
-            })
-            .sum::<u64>();
+        let program_cu = curta_client::rpc::program_units(&logs, &PROGRAM_ID);
         Outcome {
             result: out.result,
             program_cu,

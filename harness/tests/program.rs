@@ -75,11 +75,10 @@ async fn reference_run_through_the_upload_path_matches_native_turn_by_turn() {
             panic!("turn {turns}: SBF state differs from native: {d}");
         }
         // The receipt: its record, then the turn's tokens and text.
-        let fields = &out.data()[0];
-        let event = TurnEvent::decode(&fields[0]).expect("a turn receipt");
+        let receipt = &out.receipts()[0];
         let info = curta_core::StateInfo::read(&state).unwrap();
         assert_eq!(
-            event,
+            receipt.event,
             TurnEvent {
                 run: run_key.to_bytes(),
                 model: keys.model.to_bytes(),
@@ -92,9 +91,9 @@ async fn reference_run_through_the_upload_path_matches_native_turn_by_turn() {
                 text_len: info.text_len,
             }
         );
-        assert_eq!(fields[1].len(), 4 * expected.generated_this_turn as usize);
-        followed_tokens.extend_from_slice(&fields[1]);
-        followed_text.extend_from_slice(&fields[2]);
+        assert_eq!(receipt.tokens.len(), expected.generated_this_turn as usize);
+        followed_tokens.extend(receipt.tokens.iter().flat_map(|t| t.to_le_bytes()));
+        followed_text.extend_from_slice(&receipt.text);
         // The compute budget instructions' 300 plus the program's own.
         assert!(
             out.program_cu + 300 <= CU_LIMIT as u64,
