@@ -7,7 +7,8 @@
 # Each run starts from the committed corpus (fuzz/corpus/<target>/) and the
 # crash reproducers (fuzz/regressions/<target>/), and writes what it finds
 # to target/fuzz/corpus/<target>/, so the committed files stay as they are.
-# Used by `make fuzz FUZZ_SECONDS=N [FUZZ_TARGETS="a b"]`.
+# FUZZ_JOBS targets run at once (the number of CPUs by default).
+# Used by `make fuzz FUZZ_SECONDS=N [FUZZ_TARGETS="a b"] [FUZZ_JOBS=J]`.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,15 +30,14 @@ if ! fuzz build; then
 fi
 echo "[fuzz] built in $(($(date +%s) - start)) s; ${SECONDS_EACH} s per target"
 
-failed=()
-summary=()
-for t in "${TARGETS[@]}"; do
-    mkdir -p "$WORK/corpus/$t" "$WORK/artifacts/$t" "$WORK/logs"
-    dirs=("$WORK/corpus/$t")
+# One target's run; prints its summary line to $WORK/logs/<target>.summary.
+run_target() {
+    local t=$1 log="$WORK/logs/$1.log" rc status execs cov
+    mkdir -p "$WORK/corpus/$t" "$WORK/artifacts/$t"
+    local dirs=("$WORK/corpus/$t")
     for d in "$ROOT/fuzz/corpus/$t" "$ROOT/fuzz/regressions/$t"; do
         [[ -d "$d" ]] && dirs+=("$d")
     done
-    log="$WORK/logs/$t.log"
     echo "[fuzz] $t for ${SECONDS_EACH} s (log: ${log#"$ROOT"/})"
     fuzz run "$t" "${dirs[@]}" -- \
         -max_total_time="$SECONDS_EACH" -timeout=30 -rss_limit_mb=3072 \
@@ -49,18 +49,36 @@ for t in "${TARGETS[@]}"; do
     execs="$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')"
     cov="$(sed -nE 's/.* cov: ([0-9]+) ft: ([0-9]+).*/cov \1, ft \2/p' <<<"$status")"
     if ((rc != 0)); then
-        failed+=("$t")
-        summary+=("$t: FAILED (exit $rc), ${execs:-?} executions, ${cov:-no coverage line}")
+        echo "$t: FAILED (exit $rc), ${execs:-?} executions, ${cov:-no coverage line}" >"$WORK/logs/$t.summary"
         echo "[fuzz] $t FAILED; the end of its log:" >&2
         tail -n 40 "$log" >&2
         ls -l "$WORK/artifacts/$t/" >&2
     else
-        summary+=("$t: ${execs:-?} executions, ${cov:-no coverage line}")
+        echo "$t: ${execs:-?} executions, ${cov:-no coverage line}" >"$WORK/logs/$t.summary"
     fi
+    return "$rc"
+}
+
+# FUZZ_JOBS targets at a time (one per CPU by default): each is one process
+# on one core.
+mkdir -p "$WORK/logs"
+jobs_max="${FUZZ_JOBS:-$(nproc)}"
+failed=()
+declare -A pid_of
+for t in "${TARGETS[@]}"; do
+    while (($(jobs -rp | wc -l) >= jobs_max)); do wait -n || true; done
+    rm -f "$WORK/logs/$t.summary"
+    run_target "$t" &
+    pid_of[$t]=$!
+done
+for t in "${TARGETS[@]}"; do
+    wait "${pid_of[$t]}" || failed+=("$t")
 done
 
-echo "[fuzz] summary (${SECONDS_EACH} s each):"
-printf '  %s\n' "${summary[@]}"
+echo "[fuzz] summary (${SECONDS_EACH} s each, ${jobs_max} at a time):"
+for t in "${TARGETS[@]}"; do
+    echo "  $(cat "$WORK/logs/$t.summary" 2>/dev/null || echo "$t: no summary")"
+done
 if ((${#failed[@]})); then
     echo "[fuzz] crashes in: ${failed[*]}; reproducers in target/fuzz/artifacts/" >&2
     exit 1
