@@ -160,23 +160,20 @@ localnet-15m: setup build-sbf
 	cd $(ROOT) && $(HOST_BUILD)
 	cd $(ROOT) && $(HARNESS_ENV) $(CURTA_BIN_DIR)/localnet-15m $(WINDOW)
 
-# Two clean builds of the program, in fresh target folders, must give the
-# same bytes (and the same as `make build-sbf`'s), so that `curta program
-# verify` can tell a cluster's program is this source. The linker also
-# writes target/deploy/curta_program.so: the one there is put back.
+# A clean build of the program, in a fresh target folder, must give the
+# same bytes as `make build-sbf`'s, so that `curta program verify` can tell
+# a cluster's program is this source. The linker also writes
+# target/deploy/curta_program.so: the one there is put back.
 REPRO_DIR := $(ROOT)/target/sbf-repro
 test-reproducible: build-sbf
 	rm -rf $(REPRO_DIR) && mkdir -p $(REPRO_DIR)
 	cp -p $(DEPLOY_DIR)/curta_program.so $(REPRO_DIR)/deployed.so
-	set -e; for build in a b; do \
-		cd $(ROOT) && $(DEB_ENV) PATH="$(or $(CARGO_HOME),$(HOME)/.cargo)/bin:$$PATH" LD_LIBRARY_PATH=$(LLVM_LINK_DIR) \
-			$(DEB_CARGO) build -q -p curta-program --lib --target $(SBF_TARGET) --profile sbf \
-			--target-dir $(REPRO_DIR)/$$build; \
-	done
+	cd $(ROOT) && $(DEB_ENV) PATH="$(or $(CARGO_HOME),$(HOME)/.cargo)/bin:$$PATH" LD_LIBRARY_PATH=$(LLVM_LINK_DIR) \
+		$(DEB_CARGO) build -q -p curta-program --lib --target $(SBF_TARGET) --profile sbf \
+		--target-dir $(REPRO_DIR)/clean
 	cp -p $(REPRO_DIR)/deployed.so $(DEPLOY_DIR)/curta_program.so
-	cmp $(REPRO_DIR)/a/$(SBF_TARGET)/sbf/libcurta_program.so $(REPRO_DIR)/b/$(SBF_TARGET)/sbf/libcurta_program.so
-	cmp $(REPRO_DIR)/a/$(SBF_TARGET)/sbf/libcurta_program.so $(REPRO_DIR)/deployed.so
-	sha256sum $(REPRO_DIR)/a/$(SBF_TARGET)/sbf/libcurta_program.so $(REPRO_DIR)/b/$(SBF_TARGET)/sbf/libcurta_program.so $(DEPLOY_DIR)/curta_program.so
+	cmp $(REPRO_DIR)/clean/$(SBF_TARGET)/sbf/libcurta_program.so $(REPRO_DIR)/deployed.so
+	sha256sum $(REPRO_DIR)/clean/$(SBF_TARGET)/sbf/libcurta_program.so $(DEPLOY_DIR)/curta_program.so
 
 # Every golden run, turn by turn, on the SBF VM, natively and through the
 # WebAssembly module, against golden/; writes target/cu-report.md.
