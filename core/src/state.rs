@@ -412,7 +412,11 @@ fn cursor_in_range(config: &Config, layout: &StateLayout, run: &RunShape, c: &Cu
         (Phase::Sampling, _) => c.row < config.vocab_size && c.pass <= run.last_pass(),
         _ => c.row == 0,
     };
+    // A field its phase does not use is zero, as entering the phase left it.
+    let unused_zero = (c.phase == Phase::Attention || (c.stage == 0 && c.index == 0))
+        && (c.phase == Phase::Sampling || c.pass == 0);
     rows_ok
+        && unused_zero
         && c.layer < config.n_layers
         && (c.phase.is_tokenizing() || (c.position as usize) < layout.cache_positions)
         && c.generated <= run.max_tokens
