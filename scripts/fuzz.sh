@@ -50,9 +50,13 @@ run_target() {
     cov="$(sed -nE 's/.* cov: ([0-9]+) ft: ([0-9]+).*/cov \1, ft \2/p' <<<"$status")"
     if ((rc != 0)); then
         echo "$t: FAILED (exit $rc), ${execs:-?} executions, ${cov:-no coverage line}" >"$WORK/logs/$t.summary"
-        echo "[fuzz] $t FAILED; the end of its log:" >&2
-        tail -n 40 "$log" >&2
-        ls -l "$WORK/artifacts/$t/" >&2
+        # What failed (the panic, or libFuzzer's and the sanitizer's
+        # verdict) and where the input was written; the stack is in the log.
+        {
+            echo "[fuzz] $t FAILED (${log#"$ROOT"/}):"
+            grep -m1 -A3 -E 'panicked at|ERROR: (libFuzzer|AddressSanitizer)' "$log"
+            grep -E '^SUMMARY:|Test unit written to|^Base64:' "$log"
+        } >&2
     else
         echo "$t: ${execs:-?} executions, ${cov:-no coverage line}" >"$WORK/logs/$t.summary"
     fi
