@@ -54,7 +54,8 @@ impl<'a> Metadata<'a> {
     }
 
     /// The id of the token whose bytes are `a ++ b`, or `NO_TOKEN`: a binary
-    /// search over the ids sorted by their bytes.
+    /// search over the ids sorted by their bytes. Always an id in the
+    /// vocabulary or `NO_TOKEN`, whatever section zero holds.
     pub fn lookup_joined(&self, a: &[u8], b: &[u8]) -> u32 {
         if a.len() + b.len() > self.max_token_len as usize {
             return NO_TOKEN;
@@ -66,6 +67,9 @@ impl<'a> Metadata<'a> {
             match cmp_joined(self.token(id), a, b) {
                 Ordering::Less => lo = mid + 1,
                 Ordering::Greater => hi = mid,
+                // An id past the vocabulary reads as the empty token: only
+                // a tokenizer that does not check holds one.
+                Ordering::Equal if id >= self.config.vocab_size => return NO_TOKEN,
                 Ordering::Equal => return id,
             }
         }
