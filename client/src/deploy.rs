@@ -177,19 +177,12 @@ fn write_jobs(cluster: &Cluster, buffer: &Pubkey, so: &[u8], held: &[u8]) -> Vec
     let chunk = packing::most_that_fit(so.len(), &payer, |n| {
         vec![loader::write(buffer, &payer, 0, vec![0; n])]
     });
-    so.chunks(chunk.max(1))
-        .enumerate()
-        .filter_map(|(k, bytes)| {
-            let offset = k * chunk;
-            if held.get(offset..offset + bytes.len()) == Some(bytes) {
-                return None;
-            }
-            Some(Job {
-                what: format!("writing the program into buffer {buffer} at offset {offset}"),
-                instructions: vec![loader::write(buffer, &payer, offset as u32, bytes.to_vec())],
-                signers: vec![],
-                units: bytes.len() as u64,
-            })
+    packing::missing_chunks(so, held, chunk)
+        .map(|(offset, bytes)| Job {
+            what: format!("writing the program into buffer {buffer} at offset {offset}"),
+            instructions: vec![loader::write(buffer, &payer, offset as u32, bytes.to_vec())],
+            signers: vec![],
+            units: bytes.len() as u64,
         })
         .collect()
 }

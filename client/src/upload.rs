@@ -307,27 +307,19 @@ fn write_jobs(
     held: &[u8],
     chunk: usize,
 ) -> Vec<Job> {
-    section
-        .chunks(chunk)
-        .enumerate()
-        .filter_map(|(k, bytes)| {
-            let offset = k * chunk;
-            if held.get(offset..offset + bytes.len()) == Some(bytes) {
-                return None;
-            }
-            Some(Job {
-                what: format!("writing section {i} at offset {offset}"),
-                instructions: vec![ix::write(
-                    program,
-                    &keys.model,
-                    &keys.weights[i],
-                    owner,
-                    offset as u64,
-                    bytes,
-                )],
-                signers: vec![],
-                units: bytes.len() as u64,
-            })
+    packing::missing_chunks(section, held, chunk)
+        .map(|(offset, bytes)| Job {
+            what: format!("writing section {i} at offset {offset}"),
+            instructions: vec![ix::write(
+                program,
+                &keys.model,
+                &keys.weights[i],
+                owner,
+                offset as u64,
+                bytes,
+            )],
+            signers: vec![],
+            units: bytes.len() as u64,
         })
         .collect()
 }
