@@ -277,16 +277,18 @@ fn deploy_upload_and_generate_the_golden_runs() {
     // first: two transactions, and the run holds it whole.
     let long = curta_harness::root().join("golden/prompts/near-limit.txt");
     let prompt = std::fs::read(&long).expect("the near-limit prompt");
-    let o = ok(curta.json(&[
+    let long = long.to_string_lossy();
+    let open = [
         "run",
         "open",
         "--model",
         &model,
         "--prompt-file",
-        &long.to_string_lossy(),
+        &long,
         "--max-tokens",
         "8",
-    ]));
+    ];
+    let o = ok(curta.json(&open));
     assert_eq!(
         (o["opened_now"].as_bool(), o["transactions"].as_u64()),
         (Some(true), Some(2))
@@ -299,16 +301,7 @@ fn deploy_upload_and_generate_the_golden_runs() {
         (Some(0), Some(false))
     );
     // Opening it again finds it open and sends nothing.
-    let again = ok(curta.json(&[
-        "run",
-        "open",
-        "--model",
-        &model,
-        "--prompt-file",
-        &long.to_string_lossy(),
-        "--max-tokens",
-        "8",
-    ]));
+    let again = ok(curta.json(&open));
     assert_eq!(
         (again["run"].as_str(), again["opened_now"].as_bool()),
         (Some(run.as_str()), Some(false))
