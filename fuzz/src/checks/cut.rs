@@ -16,7 +16,7 @@ use curta_core::inference::{self, plan_sections, TurnInput};
 use curta_core::planner::{self, CHARGES};
 use curta_core::state::{field, StateBuffer, StateLayout};
 use curta_core::tokenizer::{BOS, EOS};
-use curta_core::{output_text, output_tokens, state_size, Error, StateInfo};
+use curta_core::{output_text, output_tokens, Error, StateInfo};
 
 use super::models::{self, Model};
 use super::runs;
@@ -53,17 +53,7 @@ pub fn reach(data: &[u8]) -> Option<(u64, u64, Option<Error>)> {
         allowances.sort_unstable();
     }
     let give_plan = s.u8();
-    let size = state_size(config, p.prompt.len(), p.max_tokens).ok()?;
-    let mut state = StateBuffer::new(size);
-    let init = inference::init_state(
-        config,
-        &mut state,
-        &p.prompt,
-        p.max_tokens,
-        p.temperature_q16,
-        p.seed,
-    );
-    init.ok()?;
+    let state = p.open(config)?;
     let whole = run(model, state.clone(), &[CHARGES.allowance], give_plan);
     let cut = run(model, state.clone(), &allowances, give_plan.rotate_left(3));
     assert_eq!(whole.error, cut.error, "the runs' errors");
@@ -97,7 +87,7 @@ pub fn reach(data: &[u8]) -> Option<(u64, u64, Option<Error>)> {
     // A run that generated every token took the turns its quote counts.
     let info = StateInfo::read(a).unwrap();
     if info.generated == p.max_tokens {
-        let mut scratch = StateBuffer::new(size);
+        let mut scratch = StateBuffer::new(state.len());
         let quoted = inference::quote_turns(
             config,
             model.zero(),

@@ -2,8 +2,9 @@
 //! max tokens, temperatures and seeds, mostly in range.
 
 use curta_core::format::Config;
+use curta_core::inference;
 use curta_core::planner::CHARGES;
-use curta_core::state::MAX_TEMPERATURE_Q16;
+use curta_core::state::{self, StateBuffer, MAX_TEMPERATURE_Q16};
 
 use super::source::Source;
 
@@ -27,6 +28,25 @@ pub struct Params {
     pub max_tokens: u32,
     pub temperature_q16: u32,
     pub seed: u64,
+}
+
+impl Params {
+    /// A new run's state with these parameters, or `None` where the core
+    /// refuses them.
+    pub fn open(&self, config: Config) -> Option<StateBuffer> {
+        let size = state::state_size(config, self.prompt.len(), self.max_tokens).ok()?;
+        let mut state = StateBuffer::new(size);
+        inference::init_state(
+            config,
+            &mut state,
+            &self.prompt,
+            self.max_tokens,
+            self.temperature_q16,
+            self.seed,
+        )
+        .ok()?;
+        Some(state)
+    }
 }
 
 /// A prompt: a golden one (cut at a fuzzed length, which may split a

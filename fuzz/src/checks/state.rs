@@ -109,17 +109,7 @@ const FIELDS: [usize; 26] = [
 fn mutated_state(model: &Model, s: &mut Source) -> Option<StateBuffer> {
     let config = model.config;
     let p = runs::params(&config, s);
-    let size = state::state_size(config, p.prompt.len(), p.max_tokens).ok()?;
-    let mut state = StateBuffer::new(size);
-    inference::init_state(
-        config,
-        &mut state,
-        &p.prompt,
-        p.max_tokens,
-        p.temperature_q16,
-        p.seed,
-    )
-    .ok()?;
+    let mut state = p.open(config)?;
     let m = model.metadata();
     let allowance = runs::allowance(s);
     for _ in 0..s.below(64) {
