@@ -30,7 +30,7 @@ WASM_FEATURES := std
 # cdylib with its own #[panic_handler], which curta-core does not have.
 WASM_BUILD_STD := std,panic_abort
 
-.PHONY: setup setup-sbf setup-host setup-fuzz fuzz fuzz-seeds models build-sbf build-wasm demo test lint test-core test-program test-bitexact test-wasm golden bench localnet test-localnet test-e2e localnet-15m test-reproducible
+.PHONY: setup setup-sbf setup-host setup-js setup-fuzz fuzz fuzz-seeds models build-sbf build-wasm demo test lint test-core test-program test-bitexact test-wasm golden bench localnet test-localnet test-e2e localnet-15m test-reproducible
 
 setup-sbf:
 	@bash $(ROOT)/scripts/setup-sbf.sh
@@ -44,7 +44,11 @@ setup-host:
 models:
 	@bash $(ROOT)/scripts/fetch-models.sh >/dev/null
 
-setup: setup-sbf setup-host models
+# The JavaScript packages' dependencies (npm ci from their lockfiles).
+setup-js:
+	@bash $(ROOT)/scripts/setup-js.sh
+
+setup: setup-sbf setup-host setup-js models
 
 # Every host binary and test in one build: the harness, the client and the
 # local validator share one dependency graph only when built together
