@@ -164,6 +164,30 @@ localnet-15m: setup build-sbf
 	cd $(ROOT) && $(HOST_BUILD)
 	cd $(ROOT) && $(HARNESS_ENV) $(CURTA_BIN_DIR)/localnet-15m $(WINDOW)
 
+# The page (web/): Vite bundles it with @curta/sdk and the WebAssembly
+# module into target/web/dist, served as static files on 127.0.0.1
+# (WEB_PORT, 5173 by default; Ctrl-C stops it), beside `make localnet`.
+# `make test-browser` drives it in headless Debian Chromium: the offline
+# reference run and bad input, then the reference run on a curta-localnet
+# it starts, through a Wallet Standard test wallet; screenshots and the
+# click-to-last-token time in target/web/.
+.PHONY: web web-build setup-browser test-browser
+WEB_PORT ?= 5173
+web-build: setup-js build-wasm
+	cd $(ROOT)/sdk && npm run -s build
+	cd $(ROOT)/web && npx vite build --logLevel warn
+
+web: web-build
+	cd $(ROOT)/web && exec node scripts/serve.js $(WEB_PORT)
+
+setup-browser:
+	@bash $(ROOT)/scripts/setup-browser.sh
+
+test-browser: setup-host setup-browser models build-sbf web-build
+	cd $(ROOT) && $(HOST_BUILD)
+	cd $(ROOT) && CURTA_LOCALNET=$(LOCALNET) CURTA_PROGRAM_SO=$(DEPLOY_DIR)/curta_program.so \
+		CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) node --test --test-concurrency=1 web/test/
+
 # A clean build of the program, in a fresh target folder, must give the
 # same bytes as `make build-sbf`'s, so that `curta program verify` can tell
 # a cluster's program is this source. The linker also writes

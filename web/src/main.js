@@ -1,0 +1,206 @@
+// The page: pick a model, type a prompt, run it here or on chain.
+import { decodeConfig, loadCore } from '@curta/sdk';
+import { $, clearError, formatNumber, setFacts, setProgress, setStatus, showError } from './dom.js';
+import { convertInWorker, formatBytes, readFile } from './files.js';
+import { runOffline, tokensPerSecond } from './offline.js';
+import { inWords } from './words.js';
+import { setupChain } from './chain-ui.js';
+
+/**
+ * The model the page works with.
+ * @typedef {object} PickedModel
+ * @property {string} name
+ * @property {Uint8Array | null} artifact the .curta bytes, when the page holds them
+ * @property {import('@curta/sdk').Config} config
+ */
+
+const state = {
+  /** @type {import('@curta/sdk').CoreWasm | null} */
+  core: null,
+  /** @type {PickedModel | null} */
+  model: null,
+  busy: false,
+};
+
+const corePromise = loadCore().then(
+  (core) => (state.core = core),
+  (e) => {
+    showError(`The WebAssembly module did not load: ${e.message}`);
+    throw e;
+  },
+);
+
+/** The prompt and run options as typed, checked for form only; the module judges the values. */
+export function readRunInput() {
+  const prompt = new TextEncoder().encode(/** @type {HTMLTextAreaElement} */ ($('prompt')).value);
+  const maxText = /** @type {HTMLInputElement} */ ($('max-tokens')).value.trim();
+  const maxTokens = Number(maxText);
+  if (!/^\d+$/.test(maxText) || !Number.isSafeInteger(maxTokens) || maxTokens < 1) {
+    throw new Error(`Max tokens must be a whole number of at least 1, not "${maxText}".`);
+  }
+  const temperature = /** @type {HTMLInputElement} */ ($('temperature')).value.trim();
+  if (!/^\d+(\.\d+)?$/.test(temperature)) throw new Error(`Temperature must be a decimal number such as 0 or 0.8, not "${temperature}".`);
+  const seedText = /** @type {HTMLInputElement} */ ($('seed')).value.trim();
+  if (!/^\d+$/.test(seedText) || BigInt(seedText) >= 1n << 64n) {
+    throw new Error(`The seed must be a whole number from 0 to 2^64 − 1, not "${seedText}".`);
+  }
+  return { prompt, maxTokens, temperature, seed: BigInt(seedText) };
+}
+
+/** What a failed run's words need to know. */
+function wordsInput() {
+  const prompt = new TextEncoder().encode(/** @type {HTMLTextAreaElement} */ ($('prompt')).value);
+  return { promptBytes: prompt, maxTokens: Number(/** @type {HTMLInputElement} */ ($('max-tokens')).value), context: state.model?.config.seqLen };
+}
+
+/**
+ * Runs `task` with the buttons locked; its failure is shown in words.
+ * @param {() => Promise<void>} task
+ */
+export async function guarded(task) {
+  if (state.busy) return;
+  state.busy = true;
+  document.body.classList.add('busy');
+  for (const b of document.querySelectorAll('button')) b.disabled = true;
+  clearError();
+  try {
+    await task();
+  } catch (e) {
+    console.error(e);
+    showError(inWords(e, wordsInput()));
+    setStatus('Stopped.');
+  } finally {
+    state.busy = false;
+    document.body.classList.remove('busy');
+    for (const b of document.querySelectorAll('button')) b.disabled = false;
+  }
+}
+
+/**
+ * Makes `model` the page's model and shows its shape.
+ * @param {PickedModel} model
+ * @param {Array<[string, string]>} [extra] facts from the chain
+ */
+export function setModel(model, extra = []) {
+  state.model = model;
+  const c = model.config;
+  setFacts('model-info', [
+    ['model', model.name],
+    ['shape', `dim ${c.dim}, hidden ${c.hiddenDim}, ${c.nLayers} layers, ${c.nHeads} heads (${c.nKvHeads} kv), vocabulary ${c.vocabSize}`],
+    ['context', `${c.seqLen} tokens`],
+    ...(model.artifact ? /** @type {Array<[string,string]>} */ ([['artifact', formatBytes(model.artifact.length)]]) : []),
+    ...extra,
+  ]);
+  setStatus(`Model ready: ${model.name}.`);
+}
+
+/** @param {Uint8Array} artifact */
+function configOf(artifact) {
+  return decodeConfig(artifact.subarray(16, 44));
+}
+
+// Tabs of the model panel.
+for (const tab of document.querySelectorAll('.tabs button')) {
+  tab.addEventListener('click', () => {
+    const name = /** @type {HTMLElement} */ (tab).dataset.tab;
+    for (const t of document.querySelectorAll('.tabs button')) t.setAttribute('aria-selected', String(t === tab));
+    for (const panel of document.querySelectorAll('.tab')) /** @type {HTMLElement} */ (panel).hidden = /** @type {HTMLElement} */ (panel).dataset.tab !== name;
+  });
+}
+
+/** @param {string} what */
+const fileProgress = (what) => (/** @type {number} */ read, /** @type {number} */ total) =>
+  setProgress('model-progress', total ? read / total : 1, `reading ${what}: ${formatBytes(read)} of ${formatBytes(total)}`);
+
+$('artifact-file').addEventListener('change', () =>
+  guarded(async () => {
+    const file = /** @type {HTMLInputElement} */ ($('artifact-file')).files?.[0];
+    if (!file) return;
+    const artifact = await readFile(file, fileProgress(file.name));
+    const core = await corePromise;
+    // The SDK reads the header: a file that is not an artifact fails here.
+    try {
+      core.loadArtifact(artifact).free();
+    } catch (e) {
+      throw new Error(`${file.name}: ${inWords(e)} (a .curta file starts with CURTAW01).`);
+    }
+    setProgress('model-progress', 1, `${file.name}: ${formatBytes(artifact.length)} read`);
+    setModel({ name: file.name, artifact, config: configOf(artifact) });
+  }),
+);
+
+$('convert').addEventListener('click', () =>
+  guarded(async () => {
+    const checkpoint = /** @type {HTMLInputElement} */ ($('checkpoint-file')).files?.[0];
+    const tokenizer = /** @type {HTMLInputElement} */ ($('tokenizer-file')).files?.[0];
+    if (!checkpoint || !tokenizer) throw new Error('Pick both a llama2.c checkpoint and its tokenizer first.');
+    const total = checkpoint.size + tokenizer.size;
+    const ck = await readFile(checkpoint, (read) =>
+      setProgress('model-progress', (0.8 * read) / total, `reading ${checkpoint.name}: ${formatBytes(read)} of ${formatBytes(checkpoint.size)}`),
+    );
+    const tk = await readFile(tokenizer, (read) =>
+      setProgress('model-progress', (0.8 * (checkpoint.size + read)) / total, `reading ${tokenizer.name}: ${formatBytes(read)}`),
+    );
+    setProgress('model-progress', 0.85, `converting ${formatBytes(total)} in the module…`);
+    const started = performance.now();
+    const artifact = await convertInWorker(ck, tk);
+    const seconds = (performance.now() - started) / 1000;
+    setProgress('model-progress', 1, `converted: ${formatBytes(artifact.length)} in ${seconds.toFixed(2)} s`);
+    const name = checkpoint.name.replace(/\.bin$/, '.curta');
+    setModel({ name, artifact, config: configOf(artifact) });
+  }),
+);
+
+$('prompt').addEventListener('input', showPromptBytes);
+function showPromptBytes() {
+  const n = new TextEncoder().encode(/** @type {HTMLTextAreaElement} */ ($('prompt')).value).length;
+  const hint = $('prompt-bytes');
+  hint.textContent = `(${formatNumber(n)} of 1,024 bytes)`;
+  hint.classList.toggle('over', n > 1024);
+}
+showPromptBytes();
+
+/**
+ * Shows the prompt and clears the output before a run.
+ * @param {string} prompt
+ */
+export function startOutput(prompt) {
+  $('output-prompt').textContent = prompt;
+  $('output-text').textContent = '';
+  setFacts('run-stats', []);
+}
+
+$('run-offline').addEventListener('click', () =>
+  guarded(async () => {
+    const core = await corePromise;
+    const model = state.model;
+    if (!model) throw new Error('Pick a model first: an artifact, or a checkpoint and tokenizer to convert.');
+    if (!model.artifact) throw new Error('This model is on chain only: pick its artifact file to run it in the browser.');
+    const input = readRunInput();
+    startOutput(new TextDecoder().decode(input.prompt));
+    $('chain-view').hidden = true;
+    setStatus('Running in this browser…');
+    const result = await runOffline(core, model.artifact, input, (p) => {
+      $('output-text').textContent = p.text;
+      setProgress('run-progress', p.turns / p.quoted, `turn ${p.turns} of ${p.quoted}`);
+      setFacts('run-stats', offlineFacts(p));
+    });
+    setFacts('run-stats', [...offlineFacts(result), ['state sha256', result.sha256]]);
+    setStatus(`Done in this browser: ${result.generated} tokens in ${result.turns} turns.`);
+    document.body.dataset.offlineDone = 'true';
+  }),
+);
+
+/** @param {import('./offline.js').OfflineProgress} p @returns {Array<[string, string]>} */
+function offlineFacts(p) {
+  const tps = tokensPerSecond(p);
+  return [
+    ['where', 'this browser (WebAssembly)'],
+    ['turns', `${p.turns} of ${p.quoted} quoted`],
+    ['tokens', String(p.generated)],
+    ['tokens per second', Number.isNaN(tps) ? '…' : tps.toFixed(1)],
+    ['time', `${p.seconds.toFixed(2)} s`],
+  ];
+}
+
+setupChain({ state, corePromise, guarded, readRunInput, setModel, startOutput });

@@ -1,0 +1,71 @@
+// Every failure the page can meet, said in words that name the value and
+// the limit. The rules themselves live in the module and the chain client;
+// this only phrases what they refused.
+import { CurtaCoreError } from '@curta/sdk';
+
+/**
+ * The prompt limit of the core (core/src/state.rs, MAX_PROMPT_BYTES), used
+ * only to word the core's InvalidPrompt; the module is what enforces it.
+ */
+export const PROMPT_LIMIT_WORDS = 1024;
+
+/**
+ * What the person typed, to word an error about it.
+ * @typedef {object} RunInput
+ * @property {Uint8Array} promptBytes
+ * @property {number} maxTokens
+ * @property {number} [context] the model's context length, when a model is loaded
+ */
+
+/**
+ * @param {unknown} error
+ * @param {Partial<RunInput>} [input]
+ * @returns {string}
+ */
+export function inWords(error, input = {}) {
+  if (error instanceof CurtaCoreError) return coreInWords(error, input);
+  const e = /** @type {any} */ (error);
+  const message = String(e?.message ?? e);
+  if (e?.name === 'UserRejectedRequestError' || /reject|denied|declined|refus/i.test(message)) {
+    return `The wallet refused: ${message}`;
+  }
+  if (e instanceof TypeError && /fetch|network|Failed to fetch|NetworkError|Load failed/i.test(message)) {
+    return `The cluster does not answer (${message}). Check the RPC URL and that the validator is running.`;
+  }
+  return message;
+}
+
+/**
+ * @param {CurtaCoreError} error
+ * @param {Partial<RunInput>} input
+ */
+function coreInWords(error, input) {
+  const bytes = input.promptBytes?.length;
+  switch (error.name) {
+    case 'InvalidPrompt':
+      if (bytes === 0) return 'The prompt is empty: type at least one character.';
+      if (bytes !== undefined && bytes > PROMPT_LIMIT_WORDS) {
+        return `The prompt is ${bytes.toLocaleString('en-US')} bytes long; the limit is ${PROMPT_LIMIT_WORDS.toLocaleString('en-US')} bytes (UTF-8).`;
+      }
+      if (input.maxTokens !== undefined && input.context !== undefined && input.maxTokens > input.context) {
+        return maxTokensWords(input.maxTokens, input.context);
+      }
+      return `The module refused the prompt or max tokens (InvalidPrompt): a prompt is 1 to ${PROMPT_LIMIT_WORDS} bytes of UTF-8 without a zero byte, max tokens 1 to the context length.`;
+    case 'ContextExceeded':
+      return `The prompt and ${input.maxTokens ?? 'the'} max tokens do not fit the model's context${input.context ? ` of ${input.context} tokens` : ''} (ContextExceeded): shorten the prompt or ask for fewer tokens.`;
+    case 'InvalidFormat':
+      return 'That file is not a Curta artifact or llama2.c checkpoint the module can read (InvalidFormat).';
+    case 'InvalidConfig':
+      return "The model's shape is not one the core runs (InvalidConfig).";
+    default:
+      return `The module stopped with ${error.name} (core error ${error.code}).`;
+  }
+}
+
+/**
+ * @param {number} maxTokens
+ * @param {number} context
+ */
+export function maxTokensWords(maxTokens, context) {
+  return `Max tokens ${maxTokens} is past the model's context of ${context} tokens.`;
+}

@@ -1,0 +1,90 @@
+// The page in headless Chromium: the offline reference run, the bad-input
+// messages, and (chain.test.js) the reference run on curta-localnet.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { serve } from '../scripts/serve.js';
+import { launchBrowser, pageLog } from './browser.js';
+import { MODELS, REFERENCE, SHOTS, convertOnPage, runOfflineOnPage } from './page.js';
+
+/** @type {Awaited<ReturnType<typeof serve>>} */
+let server;
+/** @type {Awaited<ReturnType<typeof launchBrowser>>} */
+let browser;
+
+before(async () => {
+  await mkdir(SHOTS, { recursive: true });
+  server = await serve(0);
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+test('offline: stories260K converted in the page, the reference run in WebAssembly', async () => {
+  const page = await browser.context.newPage();
+  const log = pageLog(page);
+  try {
+    await page.goto(server.url);
+    await convertOnPage(page, join(MODELS, 'stories260K.bin'), join(MODELS, 'tok512.bin'));
+    assert.match(await page.locator('#model-info').innerText(), /context\s+512 tokens/);
+    const result = await runOfflineOnPage(page, REFERENCE);
+    assert.equal(result.text, REFERENCE.text);
+    assert.equal(result.sha256, REFERENCE.sha256);
+    assert.equal(result.turns, `${REFERENCE.turns} of ${REFERENCE.turns} quoted`);
+    assert.match(result.tokensPerSecond, /^\d+(\.\d)?$/);
+    await page.screenshot({ path: join(SHOTS, 'offline-finished.png'), fullPage: true });
+    console.log(`offline reference run: ${result.tokensPerSecond} tokens/s, ${result.time}`);
+  } catch (e) {
+    console.error(log.join('\n'));
+    throw e;
+  } finally {
+    await page.close();
+  }
+});
+
+test('bad input gets words on the page, not a stuck page', async () => {
+  const page = await browser.context.newPage();
+  const log = pageLog(page);
+  try {
+    await page.goto(server.url);
+    // No model yet.
+    await page.click('#run-offline');
+    assert.equal(await errorText(page), 'Pick a model first: an artifact, or a checkpoint and tokenizer to convert.');
+    // A file that is not an artifact.
+    await page.setInputFiles('#artifact-file', join(MODELS, 'tok512.bin'));
+    assert.equal(await errorText(page), 'tok512.bin: not a Curta artifact: magic "\\u0007\\u0000\\u0000\\u0000\\u0000\\u0000\\u0000\\u0000" (a .curta file starts with CURTAW01).');
+    await convertOnPage(page, join(MODELS, 'stories260K.bin'), join(MODELS, 'tok512.bin'));
+    // A prompt over 1,024 bytes.
+    await page.fill('#prompt', 'a'.repeat(1025));
+    await page.click('#run-offline');
+    assert.equal(await errorText(page), 'The prompt is 1,025 bytes long; the limit is 1,024 bytes (UTF-8).');
+    // Max tokens past the context.
+    await page.fill('#prompt', 'Once upon a time');
+    await page.fill('#max-tokens', '513');
+    await page.click('#run-offline');
+    assert.equal(await errorText(page), "Max tokens 513 is past the model's context of 512 tokens.");
+    await page.fill('#max-tokens', '12');
+    await page.fill('#temperature', 'hot');
+    await page.click('#run-offline');
+    assert.equal(await errorText(page), 'Temperature must be a decimal number such as 0 or 0.8, not "hot".');
+    // The page still runs after all that.
+    const result = await runOfflineOnPage(page, REFERENCE);
+    assert.equal(result.text, REFERENCE.text);
+  } catch (e) {
+    console.error(log.join('\n'));
+    throw e;
+  } finally {
+    await page.close();
+  }
+});
+
+/** @param {import('playwright-core').Page} page */
+async function errorText(page) {
+  await page.locator('#error').waitFor({ state: 'visible', timeout: 20_000 });
+  await page.waitForFunction(() => !document.body.classList.contains('busy'));
+  return page.locator('#error').innerText();
+}

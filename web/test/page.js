@@ -1,0 +1,79 @@
+// What the tests do on the page, as a person would: pick files, type, click,
+// and read what the page shows.
+import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The models folder scripts/fetch-models.sh fills (or $CURTA_MODELS). */
+export const MODELS =
+  process.env.CURTA_MODELS ?? execFileSync('bash', [`${ROOT}scripts/fetch-models.sh`], { encoding: 'utf8' }).trim();
+
+/** Where the screenshots go. */
+export const SHOTS = `${ROOT}target/web/`;
+
+/** The reference run: the native CLI's text and final state (golden/). */
+export const REFERENCE = {
+  prompt: 'Once upon a time',
+  maxTokens: 12,
+  temperature: '0',
+  seed: '0',
+  text: ', there was a little girl named Lily. She',
+  turns: 20,
+  sha256: 'a90a0eb77b7c0f5b74614d3f09f519ac98db3cabaabed6c62cd1c4b6b1fca890',
+};
+
+/**
+ * @param {import('playwright-core').Page} page
+ * @param {string} checkpoint
+ * @param {string} tokenizer
+ */
+export async function convertOnPage(page, checkpoint, tokenizer) {
+  await page.click('.tabs button[data-tab="checkpoint"]');
+  await page.setInputFiles('#checkpoint-file', checkpoint);
+  await page.setInputFiles('#tokenizer-file', tokenizer);
+  await page.click('#convert');
+  await page.locator('#model-progress .label', { hasText: 'converted:' }).waitFor({ timeout: 60_000 });
+}
+
+/**
+ * @param {import('playwright-core').Page} page
+ * @param {typeof REFERENCE} run
+ */
+export async function fillRun(page, run) {
+  await page.fill('#prompt', run.prompt);
+  await page.fill('#max-tokens', String(run.maxTokens));
+  await page.fill('#temperature', run.temperature);
+  await page.fill('#seed', run.seed);
+}
+
+/**
+ * @param {import('playwright-core').Page} page
+ * @param {typeof REFERENCE} run
+ */
+export async function runOfflineOnPage(page, run) {
+  await fillRun(page, run);
+  await page.evaluate(() => delete document.body.dataset.offlineDone);
+  await page.click('#run-offline');
+  await page.waitForFunction(() => document.body.dataset.offlineDone === 'true' || !document.getElementById('error')?.hidden, null, {
+    timeout: 120_000,
+  });
+  const error = await page.locator('#error');
+  if (await error.isVisible()) throw new Error(`the page shows an error: ${await error.innerText()}`);
+  return {
+    text: await page.locator('#output-text').innerText(),
+    sha256: await fact(page, 'state sha256'),
+    turns: await fact(page, 'turns'),
+    tokensPerSecond: await fact(page, 'tokens per second'),
+    time: await fact(page, 'time'),
+  };
+}
+
+/**
+ * The value of a fact the page lists under the output.
+ * @param {import('playwright-core').Page} page
+ * @param {string} term
+ */
+export async function fact(page, term) {
+  return page.locator(`#run-stats dd[data-term="${term}"]`).innerText();
+}
