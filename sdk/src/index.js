@@ -24,3 +24,4 @@ export {
   splitSeed,
   temperatureToQ16,
 } from './format.js';
+export * from './chain/index.js';

@@ -1,0 +1,191 @@
+// @ts-check
+// The curta program's four account kinds (docs/program.md, "Accounts"),
+// decoded from their bytes, and read from a cluster.
+
+import { getConfigDecoder, getModelDecoder, getRunDecoder, getWeightDecoder } from '../generated-js/index.js';
+import { encodeConfig } from '../format.js';
+import { dataView, equalBytes } from './bytes.js';
+
+/** Each kind's eight-byte tag. */
+export const ACCOUNT_TAGS = Object.freeze({
+  config: 'CURTACF1',
+  model: 'CURTAMD1',
+  weight: 'CURTAWT1',
+  run: 'CURTARN1',
+});
+/** Header lengths. */
+export const CONFIG_LEN = 128;
+export const MODEL_HEADER_LEN = 160;
+export const MODEL_SECTION_LEN = 72;
+export const WEIGHT_HEADER_LEN = 128;
+export const RUN_HEADER_LEN = 256;
+/** Model status. */
+export const MODEL_STATUS = Object.freeze({ writing: 0, sealed: 1, retired: 2 });
+/** Where the model's identity lies in its account. */
+export const MODEL_IDENTITY_OFFSET = 128;
+
+/**
+ * @typedef {import('@solana/kit').Address} Address
+ * @typedef {{ tag: string }} Tagged
+ */
+
+const ZERO32 = new Uint8Array(32);
+/** The System program's address: what an unbound section's weight field holds (32 zero bytes). */
+const ZERO_ADDRESS = '11111111111111111111111111111111';
+/** @param {Uint8Array} b */
+const tagOf = (b) => String.fromCharCode(...b.subarray(0, 8));
+
+/**
+ * @param {Uint8Array} data
+ * @param {keyof typeof ACCOUNT_TAGS} kind
+ * @param {number} least
+ * @param {string} [where]
+ */
+function expectKind(data, kind, least, where = 'the account') {
+  if (data.length < 8 || tagOf(data) !== ACCOUNT_TAGS[kind]) {
+    const tag = data.length < 8 ? `${data.length} bytes` : `tag ${JSON.stringify(tagOf(data))}`;
+    throw new CurtaAccountError(`${where} is not a curta ${kind} account (${tag}; a ${kind} starts with ${ACCOUNT_TAGS[kind]})`);
+  }
+  if (data.length < least) throw new CurtaAccountError(`${where} is a ${kind} account of ${data.length} bytes, shorter than its ${least}-byte header`);
+}
+
+/** An account that is not what it should be. */
+export class CurtaAccountError extends Error {
+  name = 'CurtaAccountError';
+}
+
+/**
+ * @typedef {object} ConfigAccount
+ * @property {Address} admin
+ * @property {number} allowance the turn allowance in compute units
+ */
+
+/**
+ * @param {Uint8Array} data
+ * @param {string} [where]
+ * @returns {ConfigAccount}
+ */
+export function decodeConfigAccount(data, where) {
+  expectKind(data, 'config', CONFIG_LEN, where);
+  const c = getConfigDecoder().decode(data);
+  return { admin: c.admin, allowance: c.allowance };
+}
+
+/**
+ * One section of a model.
+ * @typedef {object} ModelSection
+ * @property {Address | null} weight its weight account, null while none is bound
+ * @property {bigint} length
+ * @property {Uint8Array | null} digest null until it is sealed
+ */
+
+/**
+ * @typedef {object} ModelAccount
+ * @property {Address} config
+ * @property {Address} owner
+ * @property {bigint} royalty lamports per generated token
+ * @property {Uint8Array} configBytes the model's 28 configuration bytes
+ * @property {import('../format.js').Config} shape
+ * @property {number} sectionCount
+ * @property {number} status 0 writing, 1 sealed, 2 retired
+ * @property {string} statusName
+ * @property {number} flags
+ * @property {number} bound
+ * @property {number} sealed
+ * @property {Uint8Array} identity zero until sealed
+ * @property {ModelSection[]} sections
+ */
+
+/**
+ * @param {Uint8Array} data
+ * @param {string} [where]
+ * @returns {ModelAccount}
+ */
+export function decodeModelAccount(data, where) {
+  expectKind(data, 'model', MODEL_HEADER_LEN, where);
+  const sectionCount = dataView(data).getUint32(108, true);
+  if (data.length < MODEL_HEADER_LEN + MODEL_SECTION_LEN * sectionCount) {
+    throw new CurtaAccountError(`${where ?? 'the model'} holds ${data.length} bytes, too few for its ${sectionCount} sections`);
+  }
+  const m = getModelDecoder().decode(data.subarray(0, MODEL_HEADER_LEN + MODEL_SECTION_LEN * sectionCount));
+  const status = Number(m.status);
+  return {
+    config: m.configAccount,
+    owner: m.owner,
+    royalty: m.royalty,
+    configBytes: encodeConfig(m.modelConfig),
+    shape: m.modelConfig,
+    sectionCount,
+    status,
+    statusName: ['writing', 'sealed', 'retired'][status] ?? `status ${status}`,
+    flags: m.flags,
+    bound: m.bound,
+    sealed: m.sealedCount,
+    identity: Uint8Array.from(m.identity),
+    sections: m.sections.map((e) => ({
+      weight: e.weightAccount === ZERO_ADDRESS ? null : e.weightAccount,
+      length: e.length,
+      digest: equalBytes(e.digest, ZERO32) ? null : Uint8Array.from(e.digest),
+    })),
+  };
+}
+
+/**
+ * @typedef {object} WeightAccount
+ * @property {Address} model
+ * @property {number} section
+ * @property {bigint} length
+ * @property {bigint} sealProgress bytes hashed so far
+ * @property {boolean} sealed
+ * @property {Uint8Array} bytes the section's bytes as the account holds them
+ */
+
+/**
+ * @param {Uint8Array} data
+ * @param {string} [where]
+ * @returns {WeightAccount}
+ */
+export function decodeWeightAccount(data, where) {
+  expectKind(data, 'weight', WEIGHT_HEADER_LEN, where);
+  const w = getWeightDecoder().decode(data.subarray(0, WEIGHT_HEADER_LEN));
+  return {
+    model: w.model,
+    section: w.section,
+    length: w.length,
+    sealProgress: w.hashed,
+    sealed: w.hashed === w.length,
+    bytes: data.subarray(WEIGHT_HEADER_LEN),
+  };
+}
+
+/**
+ * @typedef {object} RunAccount
+ * @property {Address} model
+ * @property {Address} opener
+ * @property {bigint} royalty
+ * @property {bigint} deposited
+ * @property {bigint} escrow
+ * @property {bigint} paid
+ * @property {Uint8Array} modelIdentity
+ * @property {Uint8Array} state the core state (docs/state.md)
+ */
+
+/**
+ * @param {Uint8Array} data
+ * @param {string} [where]
+ * @returns {RunAccount}
+ */
+export function decodeRunAccount(data, where) {
+  expectKind(data, 'run', RUN_HEADER_LEN, where);
+  const r = getRunDecoder().decode(data.subarray(0, RUN_HEADER_LEN));
+  return {
+    model: r.model,
+    opener: r.opener,
+    royalty: r.royalty,
+    deposited: r.deposited,
+    escrow: r.escrow,
+    paid: r.paid,
+    modelIdentity: Uint8Array.from(r.modelIdentity),
+    state: data.slice(RUN_HEADER_LEN),
+  };
+}

@@ -1,0 +1,131 @@
+// @ts-check
+// Errors a transaction failed with, decoded by the program that raised
+// them: the curta program's by Curta's names (docs/program.md, "Errors";
+// core errors as 256 + n), the System program's by its own, in words.
+
+import { getSystemErrorMessage, SYSTEM_PROGRAM_ADDRESS } from '@solana-program/system';
+
+import * as generated from '../generated-js/errors/curta.js';
+
+/**
+ * The curta program's errors by code, with the names the IDL gives them
+ * (the generated `CURTA_ERROR__STALE_TURN` is `StaleTurn`): codes 1 to 27
+ * the program's own, 256 + n core error n.
+ * @type {Readonly<Record<number, string>>}
+ */
+export const PROGRAM_ERRORS = Object.freeze(
+  Object.fromEntries(
+    Object.entries(generated)
+      .filter(([k, v]) => k.startsWith('CURTA_ERROR__') && typeof v === 'number')
+      .map(([k, v]) => [
+        v,
+        k
+          .slice('CURTA_ERROR__'.length)
+          .toLowerCase()
+          .replace(/(^|_)([a-z0-9])/g, (_, __, c) => c.toUpperCase()),
+      ]),
+  ),
+);
+
+/** StaleTurn's code, which the crank handles by going back. */
+export const STALE_TURN = 21;
+
+/**
+ * The name of a curta program error code: `StaleTurn`, or
+ * `CoreError(ContextExceeded)` for a core error (256 + n).
+ * @param {number} code
+ */
+export function programErrorName(code) {
+  const name = PROGRAM_ERRORS[code];
+  if (!name) return `unknown error ${code}`;
+  return code > 256 ? `CoreError(${name})` : name;
+}
+
+/**
+ * A curta program error code in words (the IDL's message).
+ * @param {number} code
+ */
+export function programErrorMessage(code) {
+  let words;
+  try {
+    words = generated.getCurtaErrorMessage(/** @type {any} */ (code));
+  } catch {
+    // The generated messages read process.env, which a page may not have.
+  }
+  return words ?? 'not an error the curta program raises';
+}
+
+/** A transaction that landed and failed, or could not be sent. */
+export class CurtaTransactionError extends Error {
+  /**
+   * @param {string} message
+   * @param {{ signature?: string, code?: number, programName?: string, instruction?: number, logs?: string[], raw?: unknown }} [details]
+   */
+  constructor(message, details = {}) {
+    super(message);
+    this.name = 'CurtaTransactionError';
+    /** The transaction's signature, when it landed. */
+    this.signature = details.signature;
+    /** The custom error code, when an instruction raised one. */
+    this.code = details.code;
+    /** The error's name: StaleTurn, CoreError(ContextExceeded), ... */
+    this.programName = details.programName;
+    /** The index of the instruction that failed. */
+    this.instruction = details.instruction;
+    this.logs = details.logs ?? [];
+    this.raw = details.raw;
+  }
+}
+
+/**
+ * The custom code of a transaction error (`{ InstructionError: [i, { Custom: n }] }`), if any.
+ * @param {any} err
+ * @returns {{ instruction: number, code: number } | null}
+ */
+export function customCode(err) {
+  const ie = err?.InstructionError;
+  if (!Array.isArray(ie)) return null;
+  const custom = ie[1]?.Custom;
+  return custom === undefined ? null : { instruction: Number(ie[0]), code: Number(custom) };
+}
+
+/**
+ * A transaction error in words, naming the program that raised it.
+ * @param {any} err the RPC's `err` value
+ * @param {{ programId: string, programs?: string[] }} where `programs[i]`: the program of instruction i
+ */
+export function describeTransactionError(err, where) {
+  const ie = err?.InstructionError;
+  if (!Array.isArray(ie)) return typeof err === 'string' ? err : JSON.stringify(err, bigintJson);
+  const index = Number(ie[0]);
+  const program = where.programs?.[index];
+  const inner = ie[1];
+  if (inner?.Custom !== undefined) {
+    const code = Number(inner.Custom);
+    if (program === undefined || program === where.programId) {
+      return `${programErrorName(code)} (custom program error ${code}): ${programErrorMessage(code)} (instruction ${index})`;
+    }
+    if (program === SYSTEM_PROGRAM_ADDRESS) {
+      let words = '';
+      try {
+        words = getSystemErrorMessage(/** @type {any} */ (code));
+      } catch {}
+      return `the System program's error ${code}${words ? `: ${words}` : ''} (instruction ${index})`;
+    }
+    return `custom error ${code} of program ${program} (instruction ${index})`;
+  }
+  const what = typeof inner === 'string' ? inner : JSON.stringify(inner, bigintJson);
+  return `${what} (instruction ${index}${program ? `, program ${program}` : ''})`;
+}
+
+/** @param {string} _ @param {unknown} v */
+const bigintJson = (_, v) => (typeof v === 'bigint' ? v.toString() : v);
+
+/**
+ * The last log lines, for an error message.
+ * @param {string[] | null | undefined} logs
+ */
+export function logTail(logs) {
+  if (!logs?.length) return '';
+  return `\n  log: ${logs.slice(-6).join('\n       ')}`;
+}

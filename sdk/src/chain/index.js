@@ -1,0 +1,37 @@
+// @ts-check
+// The chain client: uploading models, quoting, opening, cranking,
+// following and closing runs on any Solana cluster, with @solana/kit
+// signers; every number from the WebAssembly module.
+
+export { createCurtaClient } from './client.js';
+export { memoryJournal } from './journal.js';
+export { configSigner, deriveSigner, derivationSecret, modelSigner, runSigner, weightSigner } from './keys.js';
+export {
+  ACCOUNT_TAGS,
+  CurtaAccountError,
+  MODEL_STATUS,
+  decodeConfigAccount,
+  decodeModelAccount,
+  decodeRunAccount,
+  decodeWeightAccount,
+} from './accounts.js';
+export { fetchConfig, fetchModel, fetchRawAccount, fetchRunAccount, fetchWeight } from './fetch.js';
+export { DEFAULT_ALLOWANCE, initConfig } from './config.js';
+export { describeArtifact, missingChunks, sectionDigest, uploadModel } from './upload.js';
+export { checkArtifact, fetchArtifact, modelIdentity } from './models.js';
+export { MAX_PROMPT_BYTES, closeRun, fetchRun, openRun, openTransactions, reclaim, runAccountSigner, runParams } from './runs.js';
+export { quoteRun } from './quote.js';
+export { CurtaReplayMismatch, crankRun, firstDifference, priorityFee, programUnits, rampLamports, rampPeriod, rampPrice, turnLimits } from './crank.js';
+export { followRun } from './follow.js';
+export { decodeReceipt, receiptDifferences, receiptsFromLogs } from './receipts.js';
+export { MODULE_ALLOWANCE, initialState, replayFromParams, replayFromState, turnLimit } from './replay.js';
+export {
+  CurtaTransactionError,
+  PROGRAM_ERRORS,
+  STALE_TURN,
+  customCode,
+  describeTransactionError,
+  programErrorMessage,
+  programErrorName,
+} from './errors.js';
+export { PACKET_DATA_SIZE, fits, sendAll, sendAndConfirm, transactionSize } from './transactions.js';

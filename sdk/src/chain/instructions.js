@@ -1,0 +1,125 @@
+// @ts-check
+// The curta program's instructions, built with the client Codama generated
+// from idl/curta.json (src/generated-js/), for the program at the client's
+// address. Signers ride in their account metas, so
+// signTransactionMessageWithSigners finds them.
+
+import {
+  getBindWeightInstruction,
+  getCloseRunInstruction,
+  getInitConfigInstruction,
+  getInitModelInstruction,
+  getOpenRunInstruction,
+  getReclaimInstruction,
+  getSealModelInstruction,
+  getSealSectionInstruction,
+  getTurnInstruction,
+  getWriteInstruction,
+  getWritePromptInstruction,
+} from '../generated-js/index.js';
+import { decodeConfig } from '../format.js';
+
+/**
+ * @typedef {import('@solana/kit').TransactionSigner} TransactionSigner
+ * @typedef {import('@solana/kit').Address} Address
+ */
+
+/** @param {Address} programAddress */
+const at = (programAddress) => ({ programAddress });
+
+/**
+ * @param {Address} program
+ * @param {{ config: TransactionSigner, admin: TransactionSigner, allowance: number }} a
+ */
+export const initConfig = (program, a) => getInitConfigInstruction(a, at(program));
+
+/**
+ * @param {Address} program
+ * @param {{ config: Address, model: TransactionSigner, owner: TransactionSigner, royalty: bigint, configBytes: Uint8Array, flags: number, zeroLength: bigint }} a
+ */
+export const initModel = (program, a) =>
+  getInitModelInstruction(
+    {
+      config: a.config,
+      model: a.model,
+      owner: a.owner,
+      royalty: a.royalty,
+      modelConfig: decodeConfig(a.configBytes),
+      flags: a.flags,
+      sectionZeroLength: a.zeroLength,
+    },
+    at(program),
+  );
+
+/**
+ * @param {Address} program
+ * @param {{ model: Address, weight: TransactionSigner, owner: TransactionSigner, section: number }} a
+ */
+export const bindWeight = (program, a) => getBindWeightInstruction(a, at(program));
+
+/**
+ * @param {Address} program
+ * @param {{ model: Address, weight: Address, owner: TransactionSigner, offset: number, bytes: Uint8Array }} a
+ */
+export const write = (program, a) => getWriteInstruction({ ...a, offset: BigInt(a.offset) }, at(program));
+
+/**
+ * @param {Address} program
+ * @param {{ model: Address, weight: Address, owner: TransactionSigner, digest: Uint8Array }} a
+ */
+export const sealSection = (program, a) => getSealSectionInstruction(a, at(program));
+
+/**
+ * @param {Address} program
+ * @param {{ model: Address, sectionZero: Address, owner: TransactionSigner }} a
+ */
+export const sealModel = (program, a) => getSealModelInstruction(a, at(program));
+
+/**
+ * @param {Address} program
+ * @param {{ config: Address, model: Address, run: TransactionSigner, opener: TransactionSigner, maxTokens: number, temperatureQ16: number, seed: bigint, royalty: bigint, identity: Uint8Array, staged: number, prompt: Uint8Array }} a
+ *   `prompt` is the part of the prompt that travels in the data (after the `staged` bytes)
+ */
+export const openRun = (program, a) =>
+  getOpenRunInstruction(
+    {
+      config: a.config,
+      model: a.model,
+      run: a.run,
+      opener: a.opener,
+      maxTokens: a.maxTokens,
+      temperatureQ16: a.temperatureQ16,
+      seed: a.seed,
+      royalty: a.royalty,
+      modelIdentity: a.identity,
+      staged: a.staged,
+      prompt: a.prompt,
+    },
+    at(program),
+  );
+
+/**
+ * @param {Address} program
+ * @param {{ run: TransactionSigner, offset: number, bytes: Uint8Array }} a
+ */
+export const writePrompt = (program, a) => getWritePromptInstruction(a, at(program));
+
+/**
+ * A turn: the weight accounts of the matrix sections its plan names follow
+ * the five fixed accounts.
+ * @param {Address} program
+ * @param {{ config: Address, model: Address, run: Address, owner: Address, sectionZero: Address, weights: Address[], expectedTurns: bigint | number }} a
+ */
+export const turn = (program, a) => getTurnInstruction({ ...a, expectedTurns: BigInt(a.expectedTurns) }, at(program));
+
+/**
+ * @param {Address} program
+ * @param {{ run: Address, opener: TransactionSigner }} a
+ */
+export const closeRun = (program, a) => getCloseRunInstruction(a, at(program));
+
+/**
+ * @param {Address} program
+ * @param {{ account: TransactionSigner, recipient: Address }} a
+ */
+export const reclaim = (program, a) => getReclaimInstruction(a, at(program));

@@ -1,0 +1,236 @@
+// @ts-check
+// Runs: opening one (its account created with its rent and escrow, the
+// prompt staged first when it is long), reading one, closing one, and
+// recovering an account never initialized (client/src/runs.rs).
+//
+// A run's key is derived from the secret, the model and the parameters
+// (keys.js): the same question finds the same run, already open or half
+// opened by a process that was stopped, instead of paying for a second.
+
+import { getCreateAccountInstruction } from '@solana-program/system';
+
+import { optionsQ16, promptBytes } from '../core.js';
+import { readStateInfo } from '../format.js';
+import { ACCOUNT_TAGS, RUN_HEADER_LEN } from './accounts.js';
+import { requireCore, requireSecret } from './client.js';
+import { fetchModel, fetchRawAccount, fetchRunAccount } from './fetch.js';
+import * as ix from './instructions.js';
+import { runSigner } from './keys.js';
+import { checkModelIdentity } from './models.js';
+import { rentFor } from './rent.js';
+import { addLanded, emptySummary, fits, mostThatFit, sendAndConfirm, settle } from './transactions.js';
+
+/** The longest prompt a run takes, in bytes. */
+export const MAX_PROMPT_BYTES = 1024;
+/** Where a staged prompt lies in a run account not yet opened (docs/program.md). */
+const STAGED_PROMPT_OFFSET = RUN_HEADER_LEN + 128;
+
+/**
+ * Run parameters.
+ * @typedef {object} RunParams
+ * @property {string | Uint8Array} prompt UTF-8, no zero byte, at most 1,024 bytes
+ * @property {number} maxTokens 1 to the model's context
+ * @property {number | string} [temperature] a decimal, 0 to 16 (0.8 is 52,429 in 16 fractional bits)
+ * @property {number} [temperatureQ16]
+ * @property {bigint | number} [seed]
+ * @property {string} [label] tells apart runs with the same parameters meant to coexist
+ */
+
+/**
+ * Checks run parameters against a model's shape, in words, and gives them in the form the chain takes.
+ * @param {RunParams} p
+ * @param {import('../format.js').Config} shape
+ */
+export function runParams(p, shape) {
+  const prompt = promptBytes(p.prompt);
+  if (prompt.length > MAX_PROMPT_BYTES) throw new RangeError(`the prompt is ${prompt.length} bytes: at most ${MAX_PROMPT_BYTES}`);
+  if (!Number.isInteger(p.maxTokens) || p.maxTokens < 1 || p.maxTokens > shape.seqLen) {
+    throw new RangeError(`max tokens ${p.maxTokens} is out of range: 1 to the model's context, ${shape.seqLen}`);
+  }
+  const temperatureQ16 = optionsQ16(p);
+  if (temperatureQ16 > 16 * 65536) throw new RangeError(`temperature ${temperatureQ16 / 65536} is out of range: at most 16`);
+  const seed = BigInt(p.seed ?? 0);
+  if (seed < 0n || seed >= 1n << 64n) throw new RangeError(`seed ${seed} is out of range: 0 to 2^64 - 1`);
+  return { prompt, maxTokens: p.maxTokens, temperatureQ16, seed, label: p.label ?? '' };
+}
+
+/**
+ * The transactions that open a run: the creation (when given) with the
+ * opening when the prompt fits one transaction, else the creation with the
+ * first part of the prompt staged, more staging if needed, and the opening
+ * with the rest (client/src/packing.rs).
+ * @param {import('./client.js').CurtaClient} client
+ * @param {{ config: any, model: any, royalty: bigint, identity: Uint8Array }} model
+ * @param {import('@solana/kit').TransactionSigner} run
+ * @param {ReturnType<typeof runParams>} p
+ * @param {import('@solana/kit').Instruction | null} create
+ */
+export function openTransactions(client, model, run, p, create) {
+  const program = client.programId;
+  const open = (/** @type {number} */ staged) =>
+    ix.openRun(program, {
+      config: model.config,
+      model: model.model,
+      run,
+      opener: client.payer,
+      maxTokens: p.maxTokens,
+      temperatureQ16: p.temperatureQ16,
+      seed: p.seed,
+      royalty: model.royalty,
+      identity: model.identity,
+      staged,
+      prompt: p.prompt.subarray(staged),
+    });
+  const out = [];
+  let staged = 0;
+  let first = create;
+  const last = () => [...(first ? [first] : []), open(staged)];
+  while (!fits(client, last())) {
+    const prefix = first ? [first] : [];
+    const stage = (/** @type {number} */ n) => ix.writePrompt(program, { run, offset: staged, bytes: p.prompt.subarray(staged, staged + n) });
+    const n = mostThatFit(client, p.prompt.length - staged, (n) => [...prefix, stage(n)]);
+    if (n === 0) throw new Error('no staged prompt bytes fit a transaction');
+    out.push([...prefix, stage(n)]);
+    first = null;
+    staged += n;
+  }
+  out.push(last());
+  return out;
+}
+
+/**
+ * What opening did.
+ * @typedef {object} Opened
+ * @property {string} run the run's address
+ * @property {boolean} openedNow false when it was open already (nothing was sent)
+ * @property {number} accountLength
+ * @property {bigint} deposit lamports put in the run: its rent and the escrow
+ * @property {bigint} escrow
+ * @property {number} transactions
+ * @property {import('./transactions.js').Summary} summary
+ */
+
+/**
+ * Opens the run of `params` on a sealed model (or finds it open), with the
+ * royalty and identity read from the model account.
+ * @param {import('./client.js').CurtaClient} client
+ * @param {string} modelAddress
+ * @param {RunParams} params
+ * @returns {Promise<Opened>}
+ */
+export async function openRun(client, modelAddress, params) {
+  const secret = requireSecret(client, 'openRun');
+  const core = requireCore(client, 'openRun');
+  await settle(client);
+  const model = await fetchModel(client, modelAddress);
+  await checkModelIdentity(model);
+  const p = runParams(params, model.shape);
+  const run = await runSigner(secret, { model: modelAddress, ...p });
+  const length = RUN_HEADER_LEN + core.stateSize(model.configBytes, p.prompt.length, p.maxTokens);
+  const escrow = model.royalty * BigInt(p.maxTokens);
+  const rent = await rentFor(client, length);
+  const summary = emptySummary();
+  /** @type {Opened} */
+  const out = { run: run.address, openedNow: true, accountLength: length, deposit: rent + escrow, escrow, transactions: 0, summary };
+  const keys = { config: model.config, model: modelAddress, royalty: model.royalty, identity: model.identity };
+  const existing = await fetchRawAccount(client, run.address);
+  let txs;
+  if (!existing) {
+    const create = getCreateAccountInstruction({
+      payer: client.payer,
+      newAccount: run,
+      lamports: rent + escrow,
+      space: length,
+      programAddress: client.programId,
+    });
+    txs = openTransactions(client, keys, run, p, create);
+  } else if (existing.owner !== client.programId) {
+    throw new Error(`${run.address} (this run's address) is held by ${existing.owner}, not the curta program`);
+  } else if (String.fromCharCode(...existing.data.subarray(0, 8)) === ACCOUNT_TAGS.run) {
+    const r = await fetchRunAccount(client, run.address);
+    if (r.model !== modelAddress || r.opener !== client.payer.address) throw new Error(`${run.address} is a run of another model or opener`);
+    out.openedNow = false;
+    return out;
+  } else if (existing.data.length === length && existing.data.subarray(0, STAGED_PROMPT_OFFSET).every((b) => b === 0)) {
+    // Created by an attempt that stopped before the opening landed: stage
+    // again from the start (the same bytes to the same place) and open.
+    txs = openTransactions(client, keys, run, p, null);
+  } else {
+    throw new Error(`${run.address} (this run's address) holds something else`);
+  }
+  for (let i = 0; i < txs.length; i++) {
+    const l = await sendAndConfirm(client, i + 1 === txs.length ? 'opening the run' : 'staging the prompt', txs[i]);
+    addLanded(summary, l.slot, l.fee);
+    out.transactions += 1;
+  }
+  return out;
+}
+
+/**
+ * A run, read: its header, its state's progress, prompt and text.
+ * @param {import('./client.js').CurtaClient} client
+ * @param {string} address
+ */
+export async function fetchRun(client, address) {
+  const core = requireCore(client, 'fetchRun');
+  const r = await fetchRunAccount(client, address);
+  const model = await fetchModel(client, r.model);
+  const info = readStateInfo(r.state);
+  const layout = core.stateLayout(model.configBytes, info.promptLength, info.maxTokens);
+  const textBytes = r.state.slice(layout.outputText, layout.outputText + Math.min(info.textLength, layout.x - layout.outputText));
+  const dv = new DataView(r.state.buffer, r.state.byteOffset + layout.outputTokens, 4 * info.generated);
+  return {
+    ...r,
+    model: r.model,
+    info,
+    prompt: r.state.slice(layout.prompt, layout.prompt + info.promptLength),
+    tokens: Array.from({ length: info.generated }, (_, i) => dv.getUint32(4 * i, true)),
+    textBytes,
+    text: new TextDecoder().decode(textBytes),
+  };
+}
+
+/**
+ * Closes a run (complete or not): its rent and unspent escrow go back to the opener.
+ * @param {import('./client.js').CurtaClient} client
+ * @param {string} address
+ * @returns {Promise<{ recovered: bigint, signature: string, fee: bigint }>}
+ */
+export async function closeRun(client, address) {
+  const r = await fetchRunAccount(client, address);
+  if (r.opener !== client.payer.address) {
+    throw new Error(`run ${address} was opened by ${r.opener}, not the signer ${client.payer.address}: only its opener can close it`);
+  }
+  const l = await sendAndConfirm(client, 'closing the run', [ix.closeRun(client.programId, { run: /** @type {any} */ (address), opener: client.payer })]);
+  return { recovered: r.lamports, signature: l.signature, fee: l.fee };
+}
+
+/**
+ * Recovers the lamports of an account created for the program but never
+ * initialized (a run whose opening never came); the account signs.
+ * @param {import('./client.js').CurtaClient} client
+ * @param {import('@solana/kit').TransactionSigner} account
+ * @param {string} [recipient] the payer by default
+ */
+export async function reclaim(client, account, recipient) {
+  await settle(client);
+  const a = await fetchRawAccount(client, account.address);
+  if (!a) throw new Error(`there is no account at ${account.address} to reclaim`);
+  if (a.owner !== client.programId) throw new Error(`${account.address} belongs to ${a.owner}, not the curta program: nothing to reclaim`);
+  const l = await sendAndConfirm(client, `reclaiming ${account.address}`, [
+    ix.reclaim(client.programId, { account, recipient: /** @type {any} */ (recipient ?? client.payer.address) }),
+  ]);
+  return { recovered: a.lamports, signature: l.signature, fee: l.fee };
+}
+
+/**
+ * The run account a client derives for these parameters (to reclaim it,
+ * or find it), without sending anything.
+ * @param {import('./client.js').CurtaClient} client
+ * @param {string} modelAddress
+ * @param {RunParams} params
+ */
+export async function runAccountSigner(client, modelAddress, params) {
+  const model = await fetchModel(client, modelAddress);
+  return runSigner(requireSecret(client, 'runAccountSigner'), { model: modelAddress, ...runParams(params, model.shape) });
+}

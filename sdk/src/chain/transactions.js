@@ -1,0 +1,412 @@
+// @ts-check
+// Building, signing, sending and landing transactions: one at a time
+// (`sendAndConfirm`) or many independent ones with a window in flight
+// (`sendAll`, for weight writes and bindings), statuses polled in
+// batches, those whose blockhash expires unseen signed again and resent.
+// Every transaction is recorded in the client's journal before it is sent.
+
+import {
+  appendTransactionMessageInstructions,
+  compileTransactionMessage,
+  createTransactionMessage,
+  getBase64EncodedWireTransaction,
+  getCompiledTransactionMessageEncoder,
+  getSignatureFromTransaction,
+  getTransactionMessageSize,
+  pipe,
+  setTransactionMessageFeePayerSigner,
+  setTransactionMessageLifetimeUsingBlockhash,
+  signTransactionMessageWithSigners,
+} from '@solana/kit';
+
+import { toBase64 } from './bytes.js';
+import { CurtaTransactionError, describeTransactionError, logTail } from './errors.js';
+
+/** The most bytes a transaction may take on the wire. */
+export const PACKET_DATA_SIZE = 1232;
+/** How often statuses are polled. */
+export const POLL_MS = 400;
+/** How long a cached blockhash is reused. */
+const BLOCKHASH_MS = 1000;
+
+/**
+ * @typedef {import('./client.js').CurtaClient} CurtaClient
+ * @typedef {import('@solana/kit').Instruction} Instruction
+ * @typedef {{ blockhash: any, lastValidBlockHeight: bigint }} Lifetime
+ */
+
+export const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
+
+/** A stand-in blockhash for sizing messages. */
+const SIZING_LIFETIME = { blockhash: /** @type {any} */ ('11111111111111111111111111111111'), lastValidBlockHeight: 0n };
+
+/**
+ * The message of `instructions` paid by the client's payer.
+ * @param {CurtaClient} client
+ * @param {Instruction[]} instructions
+ * @param {Lifetime} lifetime
+ */
+function message(client, instructions, lifetime) {
+  return pipe(
+    createTransactionMessage({ version: 'legacy' }),
+    (m) => setTransactionMessageFeePayerSigner(client.payer, m),
+    (m) => setTransactionMessageLifetimeUsingBlockhash(lifetime, m),
+    (m) => appendTransactionMessageInstructions(instructions, m),
+  );
+}
+
+/**
+ * The size on the wire of a transaction of `instructions`, every signature included.
+ * @param {CurtaClient} client
+ * @param {Instruction[]} instructions
+ */
+export function transactionSize(client, instructions) {
+  return getTransactionMessageSize(message(client, instructions, SIZING_LIFETIME));
+}
+
+/**
+ * Whether `instructions` fit one transaction.
+ * @param {CurtaClient} client
+ * @param {Instruction[]} instructions
+ */
+export const fits = (client, instructions) => transactionSize(client, instructions) <= PACKET_DATA_SIZE;
+
+/**
+ * The most of `length` bytes that fit when `build(n)` makes the
+ * instructions carrying the first `n` (by bisection).
+ * @param {CurtaClient} client
+ * @param {number} length
+ * @param {(n: number) => Instruction[]} build
+ */
+export function mostThatFit(client, length, build) {
+  let [lo, hi] = [0, length];
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (fits(client, build(mid))) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/**
+ * A recent blockhash (reused for a second), or a fresh one.
+ * @param {CurtaClient} client
+ * @param {boolean} [fresh]
+ * @returns {Promise<Lifetime>}
+ */
+export async function latestBlockhash(client, fresh = false) {
+  const c = client.cache.blockhash;
+  if (!fresh && c && Date.now() - c.at < BLOCKHASH_MS) return c.value;
+  const { value } = await client.rpc.getLatestBlockhash({ commitment: client.commitment }).send();
+  client.cache.blockhash = { value, at: Date.now() };
+  return value;
+}
+
+/**
+ * The fee of one signature, from the cluster.
+ * @param {CurtaClient} client
+ */
+export async function lamportsPerSignature(client) {
+  if (client.cache.lamportsPerSignature !== undefined) return client.cache.lamportsPerSignature;
+  const m = message(client, [], await latestBlockhash(client));
+  const bytes = getCompiledTransactionMessageEncoder().encode(compileTransactionMessage(m));
+  const { value } = await client.rpc.getFeeForMessage(/** @type {any} */ (toBase64(new Uint8Array(bytes))), { commitment: client.commitment }).send();
+  if (value === null) throw new Error('the cluster priced no fee for a message with a fresh blockhash');
+  client.cache.lamportsPerSignature = BigInt(value);
+  return client.cache.lamportsPerSignature;
+}
+
+/**
+ * A signed transaction.
+ * @typedef {object} Signed
+ * @property {string} signature
+ * @property {string} wire base64
+ * @property {bigint} lastValidBlockHeight
+ * @property {number} signatures how many it carries
+ * @property {string[]} programs the program of each instruction, for errors
+ */
+
+/**
+ * Signs `instructions` (every signer rides in their account metas; the
+ * payer signs as fee payer).
+ * @param {CurtaClient} client
+ * @param {Instruction[]} instructions
+ * @param {Lifetime} lifetime
+ * @returns {Promise<Signed>}
+ */
+export async function sign(client, instructions, lifetime) {
+  const tx = await signTransactionMessageWithSigners(message(client, instructions, lifetime));
+  return {
+    signature: getSignatureFromTransaction(tx),
+    wire: getBase64EncodedWireTransaction(tx),
+    lastValidBlockHeight: BigInt(lifetime.lastValidBlockHeight),
+    signatures: Object.keys(tx.signatures).length,
+    programs: instructions.map((i) => i.programAddress),
+  };
+}
+
+/**
+ * Records transactions in the journal, then sends them.
+ * @param {CurtaClient} client
+ * @param {Signed[]} txs
+ */
+export async function journalAndSend(client, txs) {
+  await client.journal.record(
+    txs.map((t) => ({ signature: t.signature, lastValidBlockHeight: t.lastValidBlockHeight.toString(), wire: t.wire })),
+  );
+  await Promise.all(txs.map((t) => sendWire(client, t.wire)));
+}
+
+/**
+ * Hands a signed transaction to the RPC (no preflight: a failure is seen
+ * in its status), a few times if the RPC does not answer.
+ * @param {CurtaClient} client
+ * @param {string} wire
+ */
+export async function sendWire(client, wire) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await client.rpc
+        .sendTransaction(/** @type {any} */ (wire), { encoding: 'base64', skipPreflight: true, preflightCommitment: client.commitment })
+        .send();
+    } catch (e) {
+      if (attempt >= 3) throw new CurtaTransactionError(`the cluster did not take a transaction: ${/** @type {Error} */ (e).message}`, { raw: e });
+      await sleep(250);
+    }
+  }
+}
+
+/**
+ * @param {CurtaClient} client
+ * @param {{ confirmationStatus?: string | null } | null} status
+ */
+function satisfies(client, status) {
+  const order = ['processed', 'confirmed', 'finalized'];
+  return status !== null && order.indexOf(status.confirmationStatus ?? 'processed') >= order.indexOf(client.commitment);
+}
+
+/**
+ * The statuses of `signatures` (null: not seen, or not yet at the client's commitment).
+ * @param {CurtaClient} client
+ * @param {string[]} signatures
+ * @returns {Promise<({ slot: bigint, err: any } | null)[]>}
+ */
+export async function statuses(client, signatures) {
+  const out = [];
+  for (let i = 0; i < signatures.length; i += 256) {
+    const { value } = await client.rpc.getSignatureStatuses(/** @type {any[]} */ (signatures.slice(i, i + 256))).send();
+    for (const s of value) out.push(satisfies(client, s) && s ? { slot: BigInt(s.slot), err: s.err } : null);
+  }
+  return out;
+}
+
+/**
+ * @param {CurtaClient} client
+ */
+export async function blockHeight(client) {
+  return BigInt(await client.rpc.getBlockHeight({ commitment: client.commitment }).send());
+}
+
+/**
+ * A landed transaction's logs, fee and compute units.
+ * @typedef {object} TxInfo
+ * @property {bigint} slot
+ * @property {string[]} logs
+ * @property {bigint} fee
+ * @property {bigint} computeUnits
+ * @property {any} err
+ */
+
+/**
+ * @param {CurtaClient} client
+ * @param {string} signature
+ * @returns {Promise<TxInfo>}
+ */
+export async function fetchTransaction(client, signature) {
+  for (let attempt = 0; ; attempt++) {
+    const tx = await client.rpc
+      .getTransaction(/** @type {any} */ (signature), {
+        encoding: 'json',
+        commitment: client.commitment === 'processed' ? 'confirmed' : client.commitment,
+        maxSupportedTransactionVersion: 0,
+      })
+      .send();
+    if (tx) {
+      return {
+        slot: BigInt(tx.slot),
+        logs: tx.meta?.logMessages ? [...tx.meta.logMessages] : [],
+        fee: BigInt(tx.meta?.fee ?? 0),
+        computeUnits: BigInt(tx.meta?.computeUnitsConsumed ?? 0),
+        err: tx.meta?.err ?? null,
+      };
+    }
+    if (attempt > 50) throw new Error(`transaction ${signature} landed but the cluster does not return it`);
+    await sleep(100);
+  }
+}
+
+/**
+ * The error of a landed transaction, in words, with its log's end.
+ * @param {CurtaClient} client
+ * @param {string} what
+ * @param {Signed} tx
+ * @param {any} err
+ */
+export async function failure(client, what, tx, err) {
+  const info = await fetchTransaction(client, tx.signature).catch(() => null);
+  const c = err?.InstructionError?.[1]?.Custom;
+  const words = describeTransactionError(err, { programId: client.programId, programs: tx.programs });
+  return new CurtaTransactionError(`${what} failed: ${words} (transaction ${tx.signature})${logTail(info?.logs)}`, {
+    signature: tx.signature,
+    code: c === undefined ? undefined : Number(c),
+    programName: words.split(' ')[0],
+    instruction: err?.InstructionError ? Number(err.InstructionError[0]) : undefined,
+    logs: info?.logs,
+    raw: err,
+  });
+}
+
+/**
+ * Lands what a stopped process left in flight (each sent again: it may
+ * have died between recording and sending), and waits until each has
+ * landed or can no longer land; once per client, before it reads the chain.
+ * @param {CurtaClient} client
+ */
+export function settle(client) {
+  client.cache.settled ??= (async () => {
+    const left = await client.journal.left();
+    if (left.length === 0) return client.journal.settled();
+    await Promise.all(left.map((e) => sendWire(client, e.wire).catch(() => null)));
+    let pending = left;
+    while (pending.length > 0) {
+      const s = await statuses(client, pending.map((e) => e.signature));
+      const height = await blockHeight(client);
+      pending = pending.filter((e, i) => s[i] === null && BigInt(e.lastValidBlockHeight) >= height);
+      if (pending.length > 0) await sleep(POLL_MS);
+    }
+    await client.journal.settled();
+  })();
+  return client.cache.settled;
+}
+
+/**
+ * What a batch cost.
+ * @typedef {object} Summary
+ * @property {number} transactions
+ * @property {bigint} fees lamports, base fees of the signatures
+ * @property {bigint} firstSlot
+ * @property {bigint} lastSlot
+ */
+
+/** @returns {Summary} */
+export const emptySummary = () => ({ transactions: 0, fees: 0n, firstSlot: 0n, lastSlot: 0n });
+
+/**
+ * @param {Summary} s
+ * @param {bigint} slot
+ * @param {bigint} fee
+ */
+export function addLanded(s, slot, fee) {
+  s.firstSlot = s.transactions === 0 || slot < s.firstSlot ? slot : s.firstSlot;
+  s.lastSlot = slot > s.lastSlot ? slot : s.lastSlot;
+  s.transactions += 1;
+  s.fees += fee;
+}
+
+/** @param {Summary} into @param {Summary} s */
+export function addSummary(into, s) {
+  if (s.transactions === 0) return;
+  into.firstSlot = into.transactions === 0 || s.firstSlot < into.firstSlot ? s.firstSlot : into.firstSlot;
+  into.lastSlot = s.lastSlot > into.lastSlot ? s.lastSlot : into.lastSlot;
+  into.transactions += s.transactions;
+  into.fees += s.fees;
+}
+
+/**
+ * Sends one transaction and waits until it lands; throws its error in words.
+ * @param {CurtaClient} client
+ * @param {string} what "sealing the model", for errors
+ * @param {Instruction[]} instructions
+ * @returns {Promise<{ signature: string, slot: bigint, fee: bigint }>}
+ */
+export async function sendAndConfirm(client, what, instructions) {
+  const per = await lamportsPerSignature(client);
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const tx = await sign(client, instructions, await latestBlockhash(client, attempt > 0));
+    await journalAndSend(client, [tx]);
+    for (;;) {
+      await sleep(POLL_MS / 2);
+      const [s] = await statuses(client, [tx.signature]);
+      if (s) {
+        if (s.err) throw await failure(client, what, tx, s.err);
+        return { signature: tx.signature, slot: s.slot, fee: per * BigInt(tx.signatures) };
+      }
+      if ((await blockHeight(client)) > tx.lastValidBlockHeight) break; // expired unseen: sign again
+    }
+  }
+  throw new CurtaTransactionError(`${what}: expired five times without landing; is the cluster overloaded?`);
+}
+
+/**
+ * One transaction of a batch.
+ * @typedef {object} Job
+ * @property {string} what for errors: "writing section 1 at offset 4,930"
+ * @property {Instruction[]} instructions
+ * @property {number} units its share of the progress (bytes written, say)
+ */
+
+/**
+ * Lands every job, in any order, with up to `inFlight` in flight; stops
+ * at the first that fails on chain.
+ * @param {CurtaClient} client
+ * @param {Job[]} jobs
+ * @param {{ inFlight?: number, onLanded?: (job: Job) => void }} [options]
+ * @returns {Promise<Summary>}
+ */
+export async function sendAll(client, jobs, options = {}) {
+  const summary = emptySummary();
+  if (jobs.length === 0) return summary;
+  const inFlight = Math.max(1, options.inFlight ?? 256);
+  const per = await lamportsPerSignature(client);
+  const queue = jobs.map((_, i) => i);
+  const attempts = jobs.map(() => 0);
+  /** @type {Map<string, { job: number, tx: Signed }>} */
+  const flying = new Map();
+  let heightChecked = Date.now();
+  while (queue.length > 0 || flying.size > 0) {
+    if (queue.length > 0 && flying.size < inFlight) {
+      const lifetime = await latestBlockhash(client);
+      const batch = queue.splice(0, inFlight - flying.size);
+      const signed = await Promise.all(batch.map((j) => sign(client, jobs[j].instructions, lifetime)));
+      await journalAndSend(client, signed);
+      signed.forEach((tx, k) => flying.set(tx.signature, { job: batch[k], tx }));
+    }
+    await sleep(POLL_MS);
+    const sigs = [...flying.keys()];
+    const s = await statuses(client, sigs);
+    for (let k = 0; k < sigs.length; k++) {
+      const status = s[k];
+      if (!status) continue;
+      const f = /** @type {{ job: number, tx: Signed }} */ (flying.get(sigs[k]));
+      flying.delete(sigs[k]);
+      if (status.err) throw await failure(client, jobs[f.job].what, f.tx, status.err);
+      addLanded(summary, status.slot, per * BigInt(f.tx.signatures));
+      options.onLanded?.(jobs[f.job]);
+    }
+    if (flying.size > 0 && Date.now() - heightChecked > 1000) {
+      heightChecked = Date.now();
+      const height = await blockHeight(client);
+      for (const [sig, f] of flying) {
+        if (f.tx.lastValidBlockHeight >= height) continue;
+        // Its blockhash is gone: no copy of it can land now.
+        flying.delete(sig);
+        if (++attempts[f.job] > 8) {
+          throw new CurtaTransactionError(`${jobs[f.job].what}: expired ${attempts[f.job]} times without landing; is the cluster overloaded?`);
+        }
+        queue.unshift(f.job);
+      }
+      if (queue.length > 0) await latestBlockhash(client, true);
+    }
+  }
+  return summary;
+}

@@ -1,0 +1,157 @@
+// The chain client's pieces that need no cluster: derived keys (pinned to
+// the Rust client's), receipts from log lines, the chunks an upload still
+// writes, compute-unit limits and the priority ramp, errors in words, the
+// opening's packing.
+
+import assert from 'node:assert/strict';
+import test from 'node:test';
+
+import { createKeyPairSignerFromPrivateKeyBytes, generateKeyPairSigner, getAddressDecoder } from '@solana/kit';
+
+import {
+  createCurtaClient,
+  configSigner,
+  describeTransactionError,
+  fits,
+  missingChunks,
+  modelSigner,
+  openTransactions,
+  priorityFee,
+  programErrorName,
+  rampLamports,
+  rampPrice,
+  receiptDifferences,
+  receiptsFromLogs,
+  runSigner,
+  transactionSize,
+  turnLimits,
+  weightSigner,
+} from '../../src/index.js';
+import { getTurnReceiptEncoder } from '../../src/generated-js/index.js';
+import * as ix from '../../src/chain/instructions.js';
+
+const addr = (b) => getAddressDecoder().decode(new Uint8Array(32).fill(b));
+
+test('derived keys are the Rust client’s (client/src/keys.rs pins this config address)', async () => {
+  const secret = new Uint8Array(32).fill(7);
+  const program = addr(1);
+  assert.equal((await configSigner(secret, program)).address, 'EgHV6ymgo3Paj5LJMZhekJqDuLqu3xncZpG3kjnd9YYG');
+  // A 64-byte keypair derives as its 32-byte seed.
+  const pair = new Uint8Array(64).fill(7);
+  assert.equal((await configSigner(pair, program)).address, 'EgHV6ymgo3Paj5LJMZhekJqDuLqu3xncZpG3kjnd9YYG');
+  const cfg = (await configSigner(secret, program)).address;
+  const m = (await modelSigner(secret, { programId: program, config: cfg, artifactSha256: new Uint8Array(32).fill(3), royalty: 0n })).address;
+  assert.notEqual(m, (await modelSigner(secret, { programId: program, config: cfg, artifactSha256: new Uint8Array(32).fill(3), royalty: 1n })).address);
+  assert.notEqual((await weightSigner(secret, m, 0)).address, (await weightSigner(secret, m, 1)).address);
+  const r = { model: m, prompt: 'Once upon a time', maxTokens: 12, temperatureQ16: 0, seed: 0n };
+  assert.equal((await runSigner(secret, r)).address, (await runSigner(secret, r)).address);
+  assert.notEqual((await runSigner(secret, r)).address, (await runSigner(secret, { ...r, label: '2' })).address);
+  await assert.rejects(configSigner(new Uint8Array(31), program), /a derivation secret is 32 bytes \(or a 64-byte keypair\), not 31/);
+});
+
+test('a receipt is read from the logs and checked field by field', () => {
+  const run = addr(1);
+  const model = addr(2);
+  const fixed = new Uint8Array(
+    getTurnReceiptEncoder().encode({ run, model, turns: 7n, paid: 1000n, generated: 1, generatedThisTurn: 1, charged: 1_349_878, phase: 3, textLen: 1 }),
+  );
+  assert.equal(fixed.length, 108);
+  const b64 = (b) => Buffer.from(b).toString('base64');
+  const tokens = new Uint8Array(new Uint32Array([432]).buffer);
+  const logs = ['Program log: hello', `Program data: ${b64(fixed)} ${b64(tokens)} ${b64(new TextEncoder().encode(','))}`, 'Program data: AAAA', 'Program data: !!'];
+  const [r, ...rest] = receiptsFromLogs(logs);
+  assert.equal(rest.length, 0);
+  assert.deepEqual([r.run, r.model, r.turns, r.paid, r.tokens, r.charged, r.phase], [run, model, 7, 1000n, [432], 1_349_878, 3]);
+  const step = {
+    turnsBefore: 6,
+    sections: [1],
+    estimatedCu: 1_349_878,
+    generated: 1,
+    generatedThisTurn: 1,
+    phase: 3,
+    textLength: 1,
+    tokens: [432],
+    text: new TextEncoder().encode(','),
+    stateSha256: '',
+  };
+  assert.deepEqual(receiptDifferences(r, step, { run, model, royalty: 1000n }), []);
+  assert.deepEqual(receiptDifferences(r, { ...step, turnsBefore: 7, tokens: [433], estimatedCu: 1_000_000 }, { run, model, royalty: 1000n }), [
+    { field: 'turns', receipt: '7', replay: '8' },
+    { field: 'tokens', receipt: '[432]', replay: '[433]' },
+    { field: 'charged', receipt: '1349878', replay: "at most the plan's 1000000" },
+  ]);
+});
+
+test('an interrupted upload writes only the chunks not held', () => {
+  const data = Uint8Array.from({ length: 10 }, (_, i) => i + 1);
+  const held = new Uint8Array(6);
+  held.set(data.subarray(0, 4));
+  held.set(data.subarray(4, 6), 4);
+  assert.deepEqual(
+    missingChunks(data, held, 4).map((c) => [c.offset, [...c.bytes]]),
+    [
+      [4, [5, 6, 7, 8]],
+      [8, [9, 10]],
+    ],
+  );
+  assert.equal(missingChunks(data, data, 4).length, 0);
+  // A fresh account is zero: zero chunks are never sent.
+  assert.equal(missingChunks(new Uint8Array(8), new Uint8Array(8), 4).length, 0);
+});
+
+test('one uniform limit, and a ramp that keeps neighbours apart after rounding', () => {
+  const steps = [1_350_000, 249_080, 1_349_900].map((estimatedCu) => ({ estimatedCu }));
+  assert.deepEqual(turnLimits(steps, 'uniform'), [1_350_300, 1_350_300, 1_350_300]);
+  assert.deepEqual(turnLimits(steps, 'exact'), [1_350_300, 249_380, 1_350_200]);
+  assert.equal(turnLimits([{ estimatedCu: 1_399_900 }], 'exact')[0], 1_400_000);
+  const period = 64;
+  assert.equal(rampLamports(0, period), 256);
+  assert.equal(rampLamports(63, period), 4);
+  assert.equal(rampLamports(64, period), 256);
+  const fees = Array.from({ length: period }, (_, t) => priorityFee(rampPrice(rampLamports(t, period), 1_350_300), 1_350_300));
+  for (let t = 1; t < period; t++) assert.ok(fees[t] < fees[t - 1], `turn ${t}: ${fees[t]} after ${fees[t - 1]}`);
+  assert.ok(fees[0] >= 256n);
+});
+
+test('errors are named by the program that raised them', () => {
+  const program = addr(9);
+  assert.equal(programErrorName(21), 'StaleTurn');
+  assert.equal(programErrorName(263), 'CoreError(ContextExceeded)');
+  assert.equal(
+    describeTransactionError({ InstructionError: [2, { Custom: 21 }] }, { programId: program, programs: [addr(3), addr(3), program] }),
+    "StaleTurn (custom program error 21): A turn whose expected turn count is not the state's (instruction 2)",
+  );
+  assert.equal(
+    describeTransactionError({ InstructionError: [0, { Custom: 0 }] }, { programId: program, programs: ['11111111111111111111111111111111'] }),
+    "the System program's error 0: an account with the same address already exists (instruction 0)",
+  );
+});
+
+test('a prompt is staged when the create-and-open transaction cannot hold it (748 bytes with the opener paying)', async () => {
+  const payer = await createKeyPairSignerFromPrivateKeyBytes(new Uint8Array(32).fill(5));
+  const client = createCurtaClient({ url: 'http://127.0.0.1:1', programId: addr(1), payer });
+  const run = await generateKeyPairSigner();
+  const model = { config: addr(4), model: addr(5), royalty: 0n, identity: new Uint8Array(32).fill(8) };
+  const { getCreateAccountInstruction } = await import('@solana-program/system');
+  const create = getCreateAccountInstruction({ payer, newAccount: run, lamports: 1, space: 10_485_760, programAddress: addr(1) });
+  // A 986-byte write with the owner paying fills a transaction exactly.
+  assert.equal(transactionSize(client, [ix.write(addr(1), { model: addr(5), weight: addr(7), owner: payer, offset: 0, bytes: new Uint8Array(986) })]), 1232);
+  for (const [len, count] of [[0, 1], [748, 1], [749, 2], [1024, 2]]) {
+    const prompt = Uint8Array.from({ length: len }, (_, i) => 97 + (i % 26));
+    const p = { prompt, maxTokens: 1, temperatureQ16: 0, seed: 0n, label: '' };
+    const txs = openTransactions(client, model, run, p, create);
+    assert.equal(txs.length, count, `a ${len}-byte prompt`);
+    assert.ok(txs.every((t) => fits(client, t)));
+    if (len === 748) assert.equal(transactionSize(client, txs[0]), 1232);
+    // The staged bytes and the inline rest make the prompt.
+    const rebuilt = new Uint8Array(len);
+    for (const t of txs) {
+      for (const i of t.filter((i) => i.programAddress === addr(1))) {
+        const dv = new DataView(i.data.buffer, i.data.byteOffset);
+        if (i.data[0] === 14) rebuilt.set(i.data.subarray(5), dv.getUint32(1, true));
+        if (i.data[0] === 10) rebuilt.set(i.data.subarray(61), dv.getUint32(57, true));
+      }
+    }
+    assert.deepEqual(rebuilt, prompt);
+  }
+});
