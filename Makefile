@@ -156,6 +156,18 @@ test-e2e: setup-host models build-sbf
 	cd $(ROOT) && $(HOST_BUILD)
 	cd $(ROOT) && $(HARNESS_ENV) cargo test -p curta-harness --test e2e
 
+# The JavaScript chain client (sdk/src/chain/) on curta-localnet, from
+# Node's test runner: upload stories260K, the golden reference and T=0.8
+# runs (every turn's state against the receipts), a client killed
+# mid-upload and mid-crank resuming with nothing paid twice, bad input
+# refused in words; prints the upload's time and transactions and the
+# crank's time.
+.PHONY: test-js-chain
+test-js-chain: setup-host models build-sbf build-wasm
+	cd $(ROOT) && $(HOST_BUILD)
+	cd $(ROOT) && CURTA_WASM=$(WASM_TARGET_DIR)/curta_core.wasm SBF_OUT_DIR=$(DEPLOY_DIR) CURTA_LOCALNET_BIN=$(LOCALNET) \
+		CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) node --test --test-concurrency=1 sdk/test/chain/
+
 # The stories15M shape (synthetic weights, llama2's tokenizer; 530 turns)
 # on curta-localnet under today's and the legacy block limits: turns per
 # block, seconds per token, upload time; target/localnet-15m.md.
