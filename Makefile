@@ -198,7 +198,7 @@ setup-browser:
 test-browser: setup-host setup-browser models build-sbf web-build
 	cd $(ROOT) && $(HOST_BUILD)
 	cd $(ROOT) && CURTA_LOCALNET=$(LOCALNET) CURTA_PROGRAM_SO=$(DEPLOY_DIR)/curta_program.so \
-		CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) node --test --test-concurrency=1 web/test/
+		CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) node --test --test-concurrency=1 web/test/*.test.js
 
 # A clean build of the program, in a fresh target folder, must give the
 # same bytes as `make build-sbf`'s, so that `curta program verify` can tell

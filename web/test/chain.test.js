@@ -1,0 +1,167 @@
+// The page against curta-localnet: a test wallet registered through the
+// Wallet Standard, stories260K uploaded from the page, the reference run
+// generated on chain with one approval, every turn verified; then a reload
+// mid-run that resumes and pays nothing twice.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { access } from 'node:fs/promises';
+import { generateKeyPairSigner } from '@solana/kit';
+import { serve } from '../scripts/serve.js';
+import { launchBrowser, pageLog } from './browser.js';
+import { startLocalnet } from './localnet.js';
+import { MODELS, REFERENCE, SHOTS, convertOnPage, fact, fillRun } from './page.js';
+import { testWallet } from './wallet.js';
+
+// make test-browser builds both and names them; these defaults are its paths.
+const LOCALNET = process.env.CURTA_LOCALNET ?? fileURLToPath(new URL('../../target/debug/curta-localnet', import.meta.url));
+const PROGRAM_SO = process.env.CURTA_PROGRAM_SO ?? fileURLToPath(new URL('../../target/deploy/curta_program.so', import.meta.url));
+
+/** @type {Awaited<ReturnType<typeof serve>>} */
+let server;
+/** @type {Awaited<ReturnType<typeof launchBrowser>>} */
+let browser;
+/** @type {Awaited<ReturnType<typeof startLocalnet>>} */
+let localnet;
+/** @type {Awaited<ReturnType<typeof testWallet>>} */
+let wallet;
+let programId = '';
+/** @type {import('playwright-core').Page} */
+let page;
+/** @type {string[]} */
+let log = [];
+
+/**
+ * @param {string} method
+ * @param {unknown[]} params
+ */
+async function rpc(method, params = []) {
+  const r = await fetch(localnet.rpcUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  const body = await r.json();
+  if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
+  return body.result;
+}
+
+before(async () => {
+  for (const [what, path] of [['curta-localnet (make test-browser builds it)', LOCALNET], ['the program (make build-sbf)', PROGRAM_SO]]) {
+    await access(path).catch(() => {
+      throw new Error(`${what} is missing at ${path}`);
+    });
+  }
+  await mkdir(SHOTS, { recursive: true });
+  programId = (await generateKeyPairSigner()).address;
+  localnet = await startLocalnet({ binary: LOCALNET, programId, programSo: PROGRAM_SO });
+  wallet = await testWallet();
+  await rpc('requestAirdrop', [wallet.address, 100_000_000_000]);
+  for (let i = 0; i < 100; i++) {
+    if ((await rpc('getBalance', [wallet.address, { commitment: 'confirmed' }])).value > 0) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  server = await serve(0);
+  browser = await launchBrowser();
+  await wallet.install(browser.context);
+  page = await browser.context.newPage();
+  log = pageLog(page);
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+  await localnet?.stop();
+});
+
+/** @param {() => Promise<void>} body */
+async function withLog(body) {
+  try {
+    await body();
+  } catch (e) {
+    console.error(log.join('\n'));
+    const error = await page?.locator('#error').innerText().catch(() => '');
+    if (error) console.error(`the page's error: ${error}`);
+    await page?.screenshot({ path: join(SHOTS, 'chain-failed.png'), fullPage: true }).catch(() => {});
+    throw e;
+  }
+}
+
+/** Waits until the run on chain is done, or the page shows an error. */
+async function chainDone(timeout = 240_000) {
+  await page.waitForFunction(() => document.body.dataset.chainDone === 'true' || !document.getElementById('error')?.hidden, null, { timeout });
+  const error = page.locator('#error');
+  if (await error.isVisible()) throw new Error(`the page shows an error: ${await error.innerText()}`);
+}
+
+test('on chain: connect a Wallet Standard wallet, upload stories260K, quote, generate the reference run with one approval', () =>
+  withLog(async () => {
+    await page.goto(`${server.url}?cluster=${encodeURIComponent(localnet.rpcUrl)}&program=${programId}`);
+    await convertOnPage(page, join(MODELS, 'stories260K.bin'), join(MODELS, 'tok512.bin'));
+    await page.selectOption('#wallet-select', { label: 'Curta Test Wallet' });
+    await page.click('#connect-wallet');
+    await page.locator('#wallet-info', { hasText: `Paying with Curta Test Wallet ${wallet.address}` }).waitFor();
+
+    const uploadStart = Date.now();
+    const signedBeforeUpload = wallet.state.signed;
+    await page.click('#upload');
+    await page.locator('#upload-progress .label', { hasText: 'uploaded:' }).waitFor({ timeout: 180_000 });
+    const uploadSeconds = (Date.now() - uploadStart) / 1000;
+    const uploadLabel = await page.locator('#upload-progress .label').innerText();
+    console.log(`upload from the page: ${uploadLabel} (${uploadSeconds.toFixed(1)} s wall, ${wallet.state.signed - signedBeforeUpload} wallet signatures)`);
+    const modelAddress = await page.locator('#model-info dd[data-term="address"]').innerText();
+    assert.match(modelAddress, /^[1-9A-HJ-NP-Za-km-z]{32,44}$/);
+    assert.match(await page.locator('#model-info dd[data-term="status"]').innerText(), /sealed/);
+
+    await fillRun(page, REFERENCE);
+    await page.click('#quote');
+    await page.locator('#quote-info dd[data-term="turns"]').waitFor();
+    assert.equal(await page.locator('#quote-info dd[data-term="turns"]').innerText(), `${REFERENCE.turns} (${REFERENCE.maxTokens} tokens)`);
+
+    const signedBefore = wallet.state.signed;
+    const clicked = Date.now();
+    await page.click('#run-chain');
+    await page.locator('#turns li.verified').nth(4).waitFor({ timeout: 120_000 });
+    await page.screenshot({ path: join(SHOTS, 'chain-running.png'), fullPage: true });
+    await chainDone();
+    const wall = (Date.now() - clicked) / 1000;
+    await page.screenshot({ path: join(SHOTS, 'chain-finished.png'), fullPage: true });
+
+    assert.equal(await page.locator('#output-text').innerText(), REFERENCE.text);
+    assert.equal(await page.locator('#turns li.verified').count(), REFERENCE.turns);
+    assert.equal(await page.locator('#turns li.mismatch').count(), 0);
+    assert.equal(await fact(page, 'turns landed'), `${REFERENCE.turns} of ${REFERENCE.turns} quoted`);
+    assert.equal(await fact(page, 'verified'), `${REFERENCE.turns} of ${REFERENCE.turns}`);
+    assert.equal(wallet.state.signed - signedBefore, 1, 'the wallet signs one transaction for the run');
+    const lastToken = await fact(page, 'click to last token');
+    console.log(`on-chain reference run: click to last token ${lastToken} (page), ${wall.toFixed(2)} s click to done (test)`);
+    await writeFile(join(SHOTS, 'timing.txt'), `on-chain reference run, curta-localnet: click to last token ${lastToken}; click to done ${wall.toFixed(2)} s\nupload from the page: ${uploadLabel}\n`);
+  }),
+);
+
+test('on chain: a reload mid-run resumes the same run and pays nothing twice', () =>
+  withLog(async () => {
+    const signedBefore = wallet.state.signed;
+    await page.click('#run-chain');
+    await page.locator('#turns li.verified').nth(1).waitFor({ timeout: 120_000 });
+    const sessionKey = await fact(page, 'session key');
+    await page.reload();
+    await page.locator('#status', { hasText: /Resuming|Checking|cranks/ }).waitFor({ timeout: 30_000 });
+    await chainDone();
+    await page.screenshot({ path: join(SHOTS, 'chain-resumed.png'), fullPage: true });
+    assert.equal(await page.locator('#output-text').innerText(), REFERENCE.text);
+    assert.equal(await page.locator('#turns li.verified').count(), REFERENCE.turns);
+    assert.equal(await page.locator('#turns li.mismatch').count(), 0);
+    assert.equal(wallet.state.signed - signedBefore, 1, 'the reload asks the wallet for nothing');
+    // The validator's history of the session key: funded once, opened once,
+    // each of the 20 turns once, closed once, swept once.
+    const history = await rpc('getSignaturesForAddress', [sessionKey, { commitment: 'confirmed' }]);
+    const ok = history.filter((s) => s.err === null);
+    const failed = history.filter((s) => s.err !== null);
+    console.log(`resumed run: ${ok.length} transactions landed, ${failed.length} failed (StaleTurn reorderings)`);
+    assert.equal(ok.length, 1 + 1 + REFERENCE.turns + 1 + 1);
+    assert.equal((await rpc('getBalance', [sessionKey, { commitment: 'confirmed' }])).value, 0);
+  }),
+);
