@@ -52,7 +52,11 @@ export function programErrorMessage(code) {
   } catch {
     // The generated messages read process.env, which a page may not have.
   }
-  return words ?? 'not an error the curta program raises';
+  // A production bundle leaves the IDL's messages out: the name stands alone then.
+  if (words === undefined || words.startsWith('Error message not available')) {
+    return PROGRAM_ERRORS[code] ? 'see docs/program.md, "Errors"' : 'not an error the curta program raises';
+  }
+  return words;
 }
 
 /** A transaction that landed and failed, or could not be sent. */
