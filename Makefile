@@ -197,8 +197,18 @@ setup-browser:
 
 test-browser: setup-host setup-browser models build-sbf web-build
 	cd $(ROOT) && $(HOST_BUILD)
-	cd $(ROOT) && CURTA_LOCALNET=$(LOCALNET) CURTA_PROGRAM_SO=$(DEPLOY_DIR)/curta_program.so \
+	cd $(ROOT) && CURTA_LOCALNET_BIN=$(LOCALNET) SBF_OUT_DIR=$(DEPLOY_DIR) \
 		CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) node --test --test-concurrency=1 web/test/*.test.js
+
+# The IDL (idl/curta.json) against curta_core::protocol: the harness binary
+# protocol_vectors prints every instruction, account kind, the turn receipt
+# and the errors as protocol writes them; the client generated from the IDL
+# must give the same bytes and names, and be what `npm run generate` writes.
+# No validator.
+.PHONY: test-idl
+test-idl: setup-js setup-host
+	cd $(ROOT) && $(HOST_BUILD)
+	cd $(ROOT) && CURTA_VECTORS_BIN=$(HOST_TARGET_DIR)/debug/protocol_vectors node --test sdk/test/idl.test.js
 
 # A clean build of the program, in a fresh target folder, must give the
 # same bytes as `make build-sbf`'s, so that `curta program verify` can tell
