@@ -345,7 +345,11 @@ async function generate(page, timing) {
   const q = await showQuote(readClient, model, input);
   const cluster = /** @type {NonNullable<typeof chain.cluster>} */ (chain.cluster);
   const old = await savedSession();
-  if (old && old.phase !== 'done') throw new Error('A run of an earlier visit is still going: reload the page to resume it first.');
+  if (old && old.phase !== 'done') {
+    const { value } = await cluster.rpc.getBalance((await sessionSigner(old)).address, { commitment: 'confirmed' }).send();
+    if (old.phase !== 'created' || value > 0n) throw new Error('A run of an earlier visit is still going: reload the page to resume it first.');
+    await endSession(); // never funded: nothing to resume
+  }
   const session = await newSession({
     cluster: cluster.url,
     programId: readClient.programId,
@@ -358,9 +362,17 @@ async function generate(page, timing) {
   const amount = fundingFor(q);
   setStatus(`Asking ${chain.signerName} to approve ${sol(amount)} for the session key ${sessionKey.address}…`);
   const wallet = createCurtaClient({ rpc: cluster.rpc, programId: readClient.programId, payer: owner, journal: indexedDbJournal() });
-  const funded = await sendAndConfirm(wallet, 'funding the session key', [
-    getTransferSolInstruction({ source: owner, destination: sessionKey.address, amount }),
-  ]);
+  let funded;
+  try {
+    funded = await sendAndConfirm(wallet, 'funding the session key', [
+      getTransferSolInstruction({ source: owner, destination: sessionKey.address, amount }),
+    ]);
+  } catch (e) {
+    // A refusal sent nothing: forget the key. Anything else may have been
+    // sent, so the key is kept for a reload to find.
+    if (/** @type {any} */ (e)?.refused) await endSession();
+    throw e;
+  }
   await updateSession(session, { phase: 'funded', fundingSignature: funded.signature });
   await work(page, session, { timing, fundingFee: funded.fee });
 }

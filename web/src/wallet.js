@@ -79,7 +79,8 @@ export function walletSigner(wallet, account, chain) {
       try {
         outputs = await feature.signTransaction(...inputs);
       } catch (e) {
-        throw new Error(`The wallet ${wallet.name} refused to sign: ${/** @type {Error} */ (e).message}`);
+        // Marked, so the caller knows nothing was sent.
+        throw Object.assign(new Error(`The wallet ${wallet.name} refused to sign: ${/** @type {Error} */ (e).message}`), { refused: true });
       }
       return transactions.map((tx, i) => {
         const signed = decoder.decode(outputs[i].signedTransaction);

@@ -26,7 +26,8 @@ export function inWords(error, input = {}) {
   if (error instanceof CurtaCoreError) return coreInWords(error, input);
   const e = /** @type {any} */ (error);
   const message = String(e?.message ?? e);
-  if (e?.name === 'UserRejectedRequestError' || /reject|denied|declined|refus/i.test(message)) {
+  if (e?.refused) return message; // wallet.js words it already
+  if (e?.name === 'UserRejectedRequestError' || /user rejected|denied|declined/i.test(message)) {
     return `The wallet refused: ${message}`;
   }
   if (e instanceof TypeError && /fetch|network|Failed to fetch|NetworkError|Load failed/i.test(message)) {

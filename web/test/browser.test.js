@@ -71,6 +71,14 @@ test('bad input gets words on the page, not a stuck page', async () => {
     await page.fill('#temperature', 'hot');
     await page.click('#run-offline');
     assert.equal(await errorText(page), 'Temperature must be a decimal number such as 0 or 0.8, not "hot".');
+    // A cluster that does not answer (a port nothing listens on).
+    const closed = await closedPort();
+    await page.fill('#cluster', `http://127.0.0.1:${closed}`);
+    await page.click('#connect-cluster');
+    assert.equal(await errorText(page), `The cluster at http://127.0.0.1:${closed} does not answer: Failed to fetch.`);
+    await page.fill('#cluster', 'localhost:8899');
+    await page.click('#connect-cluster');
+    assert.equal(await errorText(page), '"localhost:8899" is not an http(s) RPC URL.');
     // The page still runs after all that.
     const result = await runOfflineOnPage(page, REFERENCE);
     assert.equal(result.text, REFERENCE.text);
@@ -81,6 +89,16 @@ test('bad input gets words on the page, not a stuck page', async () => {
     await page.close();
   }
 });
+
+/** A port on 127.0.0.1 that nothing listens on (bound, then closed). */
+async function closedPort() {
+  const { createServer } = await import('node:net');
+  const probe = createServer();
+  await new Promise((r) => probe.listen(0, '127.0.0.1', () => r(undefined)));
+  const { port } = /** @type {import('node:net').AddressInfo} */ (probe.address());
+  await new Promise((r) => probe.close(() => r(undefined)));
+  return port;
+}
 
 /** @param {import('playwright-core').Page} page */
 async function errorText(page) {

@@ -6,18 +6,15 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { access } from 'node:fs/promises';
 import { generateKeyPairSigner } from '@solana/kit';
 import { serve } from '../scripts/serve.js';
 import { launchBrowser, pageLog } from './browser.js';
-import { startLocalnet } from './localnet.js';
+// The validator as the chain client's own tests start it (free ports, the program preloaded).
+import { LOCALNET_BIN, PROGRAM_SO, startLocalnet } from '../../sdk/test-support/localnet.js';
 import { MODELS, REFERENCE, SHOTS, convertOnPage, fact, fillRun } from './page.js';
 import { testWallet } from './wallet.js';
 
-// make test-browser builds both and names them; these defaults are its paths.
-const LOCALNET = process.env.CURTA_LOCALNET ?? fileURLToPath(new URL('../../target/debug/curta-localnet', import.meta.url));
-const PROGRAM_SO = process.env.CURTA_PROGRAM_SO ?? fileURLToPath(new URL('../../target/deploy/curta_program.so', import.meta.url));
 
 /** @type {Awaited<ReturnType<typeof serve>>} */
 let server;
@@ -38,7 +35,7 @@ let log = [];
  * @param {unknown[]} params
  */
 async function rpc(method, params = []) {
-  const r = await fetch(localnet.rpcUrl, {
+  const r = await fetch(localnet.url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
@@ -49,14 +46,14 @@ async function rpc(method, params = []) {
 }
 
 before(async () => {
-  for (const [what, path] of [['curta-localnet (make test-browser builds it)', LOCALNET], ['the program (make build-sbf)', PROGRAM_SO]]) {
+  for (const [what, path] of [['curta-localnet (make test-browser builds it)', LOCALNET_BIN], ['the program (make build-sbf)', PROGRAM_SO]]) {
     await access(path).catch(() => {
       throw new Error(`${what} is missing at ${path}`);
     });
   }
   await mkdir(SHOTS, { recursive: true });
   programId = (await generateKeyPairSigner()).address;
-  localnet = await startLocalnet({ binary: LOCALNET, programId, programSo: PROGRAM_SO });
+  localnet = await startLocalnet(programId);
   wallet = await testWallet();
   await rpc('requestAirdrop', [wallet.address, 100_000_000_000]);
   for (let i = 0; i < 100; i++) {
@@ -98,7 +95,7 @@ async function chainDone(timeout = 240_000) {
 
 test('on chain: connect a Wallet Standard wallet, upload stories260K, quote, generate the reference run with one approval', () =>
   withLog(async () => {
-    await page.goto(`${server.url}?cluster=${encodeURIComponent(localnet.rpcUrl)}&program=${programId}`);
+    await page.goto(`${server.url}?cluster=${encodeURIComponent(localnet.url)}&program=${programId}`);
     await convertOnPage(page, join(MODELS, 'stories260K.bin'), join(MODELS, 'tok512.bin'));
     await page.selectOption('#wallet-select', { label: 'Curta Test Wallet' });
     await page.click('#connect-wallet');
@@ -138,6 +135,47 @@ test('on chain: connect a Wallet Standard wallet, upload stories260K, quote, gen
     const lastToken = await fact(page, 'click to last token');
     console.log(`on-chain reference run: click to last token ${lastToken} (page), ${wall.toFixed(2)} s click to done (test)`);
     await writeFile(join(SHOTS, 'timing.txt'), `on-chain reference run, curta-localnet: click to last token ${lastToken}; click to done ${wall.toFixed(2)} s\nupload from the page: ${uploadLabel}\n`);
+  }),
+);
+
+test('on chain: bad input and a wallet that refuses get words, and nothing is paid', () =>
+  withLog(async () => {
+    const errorText = async () => {
+      await page.locator('#error').waitFor({ state: 'visible', timeout: 60_000 });
+      await page.waitForFunction(() => !document.body.classList.contains('busy'));
+      return page.locator('#error').innerText();
+    };
+    const modelAddress = await page.locator('#model-address').inputValue();
+    // An address that is not a Curta model: the wallet's own (a system account), and one with no account.
+    await page.click('.tabs button[data-tab="address"]');
+    await page.fill('#model-address', wallet.address);
+    await page.click('#load-model');
+    assert.equal(
+      await errorText(),
+      `${wallet.address} is not a Curta model on this cluster: ${wallet.address} is not a curta model: it belongs to 11111111111111111111111111111111, not the curta program ${programId}`,
+    );
+    const nobody = (await generateKeyPairSigner()).address;
+    await page.fill('#model-address', nobody);
+    await page.click('#load-model');
+    assert.equal(await errorText(), `${nobody} is not a Curta model on this cluster: there is no model account at ${nobody} (closed, or another cluster?)`);
+    await page.fill('#model-address', 'not-an-address');
+    await page.click('#load-model');
+    assert.equal(await errorText(), '"not-an-address" is not a Solana address (base58, 32 bytes).');
+    await page.fill('#model-address', modelAddress);
+    await page.click('#load-model');
+    await page.locator('#model-info dd[data-term="status"]', { hasText: 'sealed' }).waitFor();
+    // Max tokens past the context, on chain.
+    await fillRun(page, { ...REFERENCE, maxTokens: 600 });
+    await page.click('#quote');
+    assert.equal(await errorText(), "Max tokens 600 is past the model's context of 512 tokens.");
+    // A wallet that refuses: nothing is sent, the page says so.
+    await fillRun(page, REFERENCE);
+    const balance = (await rpc('getBalance', [wallet.address, { commitment: 'confirmed' }])).value;
+    wallet.state.refuse = true;
+    await page.click('#run-chain');
+    assert.equal(await errorText(), 'The wallet Curta Test Wallet refused to sign: User rejected the request.');
+    wallet.state.refuse = false;
+    assert.equal((await rpc('getBalance', [wallet.address, { commitment: 'confirmed' }])).value, balance);
   }),
 );
 
