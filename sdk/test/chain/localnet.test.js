@@ -311,7 +311,7 @@ describe('the JS chain client on curta-localnet', () => {
           assert.equal(e, done, `turn ${e + 1} out of order`);
           done += 1;
         } else {
-          assert.equal(l.err.InstructionError?.[1]?.Custom, STALE_TURN, `turn ${e + 1} failed: ${JSON.stringify(l.err)}`);
+          assert.equal(Number(l.err.InstructionError?.[1]?.Custom), STALE_TURN, `turn ${e + 1} failed: ${JSON.stringify(l.err)}`);
           assert.ok(e > done, `turn ${e + 1} was paid for again after it was done (${l.signature})`);
           stale += 1;
         }
