@@ -20,7 +20,7 @@ const scratch = mkdtempSync(join(tmpdir(), 'curta-js-15m-'));
 const checkpoint = join(scratch, 'stories15M-synthetic.bin');
 execFileSync(CLI_PATH, ['synthesize', '--shape', 'stories15M', '--seed', '1', '-o', checkpoint]);
 const core = await loadTestCore();
-const artifact = core.convert(new Uint8Array(readFileSync(checkpoint)), new Uint8Array(readFileSync(modelFile('tokenizer.bin'))));
+const artifact = core.convert(new Uint8Array(readFileSync(checkpoint)), modelFile('tokenizer.bin'));
 const programId = (await generateKeyPairSigner()).address;
 const net = await startLocalnet(programId);
 try {

@@ -86,7 +86,7 @@ before(async () => {
     journal: fileJournal(journalDir),
   });
   // stories260K converted inside the module.
-  artifact = core.convert(new Uint8Array(readFileSync(modelFile('stories260K.bin'))), new Uint8Array(readFileSync(modelFile('tok512.bin'))));
+  artifact = core.convert(modelFile('stories260K.bin'), modelFile('tok512.bin'));
   artifactPath = join(scratch, 'stories260K.curta');
   writeFileSync(artifactPath, artifact);
   const c = await initConfig(client);
