@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use curta_core::convert::{convert_explained, open_artifact, Input};
 use curta_core::format::{header, LayerMatrix, Metadata, MAGIC, SECTION_TABLE, VERSION};
-use curta_core::inference::{self, plan_sections};
-use curta_core::planner;
+use curta_core::inference::{self, plan_sections, RunParams, TurnInput};
+use curta_core::planner::{self, CHARGES};
 use curta_core::protocol::RUN_HEADER_LEN;
 use curta_core::sha256::{hex, sha256};
 use curta_core::state::{self, StateBuffer, StateLayout, MAX_PROMPT_BYTES, MAX_TEMPERATURE_Q16};
@@ -21,9 +21,18 @@ const USAGE: &str = "usage:
   curta-core synthesize (--shape stories15M | --config D,H,L,NH,NKV,V,S) [--seed S] -o OUT.bin
   curta-core inspect ARTIFACT [--json]
   curta-core quote ARTIFACT (--prompt TEXT | --prompt-file FILE) --max-tokens N
-                   [--temperature T | --temperature-q16 Q] [--json]
+                   [--temperature T | --temperature-q16 Q] [--allowance CU] [--json]
   curta-core run ARTIFACT (--prompt TEXT | --prompt-file FILE) --max-tokens N
-                 [--temperature T | --temperature-q16 Q] [--seed S] [--states DIR] [--json] [--verbose]";
+                 [--temperature T | --temperature-q16 Q] [--seed S] [--allowance CU]
+                 [--states DIR] [--json] [--verbose]
+  curta-core plan ARTIFACT --state FILE [--allowance CU] [--json]
+  curta-core --help | --version
+
+--allowance is the config's turn allowance in compute units (22,096 to
+1,350,000; 1,350,000 by default). `plan` prints the next turn of a state
+(a file `run --states` writes, or a run account's bytes from offset 256):
+the matrix sections it reads, whose weight accounts the turn names after
+section zero's, its compute units, and the most tokens it can complete.";
 
 /// A failure: a usage mistake, an I/O problem or a core error, which
 /// carries what was wrong with which value when the binary can say.
@@ -46,6 +55,17 @@ fn refused(error: Error, reason: String) -> Failure {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("--help" | "-h" | "help") => {
+            println!("curta-core {}\n{USAGE}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
+        Some("--version" | "-V") => {
+            println!("curta-core {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
+        _ => {}
+    }
     match dispatch(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Usage(message)) => {
@@ -210,6 +230,17 @@ fn dispatch(args: &[String]) -> Result<(), Failure> {
             inspect(&open(path, &artifact)?, args.has("--json"));
             Ok(())
         }
+        "plan" => {
+            args.check(1, &["--state", "--allowance"])?;
+            let path = &args.positional[0];
+            let artifact = read(path)?;
+            let m = open(path, &artifact)?;
+            let state_path = args
+                .get("--state")
+                .ok_or_else(|| Failure::Usage("plan needs --state FILE".into()))?;
+            let state = StateBuffer::from_bytes(&read(state_path)?);
+            plan(&m, &state, allowance(&args)?, args.has("--json"))
+        }
         "quote" | "run" => {
             let mut allowed = vec![
                 "--prompt",
@@ -217,6 +248,7 @@ fn dispatch(args: &[String]) -> Result<(), Failure> {
                 "--max-tokens",
                 "--temperature",
                 "--temperature-q16",
+                "--allowance",
             ];
             if command == "run" {
                 allowed.extend(["--seed", "--states"]);
@@ -248,6 +280,23 @@ struct RunArgs {
     /// The temperature as given, for messages.
     temperature: String,
     seed: u64,
+    /// The config's turn allowance the run is planned under.
+    allowance: u32,
+}
+
+/// `--allowance`, checked as the program checks a config's, or the default.
+fn allowance(args: &Args) -> Result<u32, Failure> {
+    let Some(text) = args.get("--allowance") else {
+        return Ok(CHARGES.allowance);
+    };
+    let (min, max) = (CHARGES.min_allowance, CHARGES.allowance);
+    match text.parse::<u32>() {
+        Ok(a) if planner::check_allowance(a).is_ok() => Ok(a),
+        _ => Err(refused(
+            Error::InvalidConfig,
+            format!("--allowance {text}: a turn allowance is {min} to {max} compute units"),
+        )),
+    }
 }
 
 impl RunArgs {
@@ -301,6 +350,7 @@ impl RunArgs {
             temperature_q16,
             temperature,
             seed: number("--seed")?.unwrap_or(0),
+            allowance: allowance(args)?,
         })
     }
 }
@@ -388,17 +438,28 @@ fn inspect(m: &Metadata, json: bool) {
     }
 }
 
-fn quote(m: &Metadata, run: &RunArgs, json: bool) -> Result<(), Failure> {
+/// The turns a run takes under its allowance, counted in a scratch state.
+fn quote_turns(m: &Metadata, run: &RunArgs) -> Result<u64, Failure> {
     let size = state_size(m.config, run.prompt.len(), run.max_tokens)?;
     let mut scratch = StateBuffer::new(size);
-    let turns = inference::quote_turns(
-        m.config,
-        m.bytes,
-        &run.prompt,
-        run.max_tokens,
-        run.temperature_q16,
-        &mut scratch[..],
-    )?;
+    let params = RunParams {
+        prompt: &run.prompt,
+        max_tokens: run.max_tokens,
+        temperature_q16: run.temperature_q16,
+        seed: run.seed,
+    };
+    let input = TurnInput {
+        config: m.config,
+        metadata: m.bytes,
+        sections: &[],
+        allowance: run.allowance,
+    };
+    Ok(inference::quote_turns_with(&input, &params, &mut scratch)?)
+}
+
+fn quote(m: &Metadata, run: &RunArgs, json: bool) -> Result<(), Failure> {
+    let size = state_size(m.config, run.prompt.len(), run.max_tokens)?;
+    let turns = quote_turns(m, run)?;
     if json {
         println!(
             "{{\"turns\":{turns},\"state_size\":{size},\"account_size\":{}}}",
@@ -506,13 +567,7 @@ fn generate(
     let progress = Progress {
         verbose: output.verbose,
         live,
-        quoted: if live {
-            let mut scratch = StateBuffer::new(size);
-            let (prompt, max, q16) = (&run.prompt, run.max_tokens, run.temperature_q16);
-            inference::quote_turns(config, m.bytes, prompt, max, q16, &mut scratch)?
-        } else {
-            0
-        },
+        quoted: if live { quote_turns(m, run)? } else { 0 },
     };
     // The text goes to stdout as it comes, unless the live line is on the
     // terminal: then at the end.
@@ -522,9 +577,15 @@ fn generate(
     let mut stdout = std::io::stdout();
     let mut turns = 0u64;
     while !StateInfo::read(&state)?.complete {
-        let plan = planner::plan_turn(config, &state)?;
+        let plan = planner::plan_turn_with(config, &state, run.allowance)?;
         let sections = plan_sections(artifact, m, &plan);
-        let stepped = turn(config, &mut state, m.bytes, &sections);
+        let input = TurnInput {
+            config,
+            metadata: m.bytes,
+            sections: &sections,
+            allowance: run.allowance,
+        };
+        let stepped = inference::turn_with(&input, Some(&plan), &mut state);
         if stepped.is_err() {
             progress.finish();
         }
@@ -559,6 +620,72 @@ fn generate(
         stdout.write_all(&text[printed..]).ok();
         println!();
         eprintln!("{} tokens in {turns} turns", tokens.len());
+    }
+    Ok(())
+}
+
+/// The next turn's plan for a state, as a client needs it to send the turn:
+/// the sections whose weight accounts it names, and its compute units.
+fn plan(m: &Metadata, state: &[u8], allowance: u32, json: bool) -> Result<(), Failure> {
+    let not_state = |e| refused(e, "the --state file is not a Curta state (state.md)".into());
+    let header = state::Header::read(state).map_err(not_state)?;
+    let expected = state_size(m.config, header.prompt_len as usize, header.max_tokens)?;
+    if state.len() != expected {
+        return Err(refused(
+            Error::BufferTooSmall,
+            format!(
+                "the state is {} bytes: this model's for a prompt of {} bytes and max tokens {} is {expected}",
+                state.len(),
+                header.prompt_len,
+                header.max_tokens
+            ),
+        ));
+    }
+    let info = StateInfo::read(state).map_err(not_state)?;
+    if info.complete {
+        return Err(refused(
+            Error::InvalidState,
+            "the run is complete: it has no next turn".into(),
+        ));
+    }
+    let p = planner::plan_turn_with(m.config, state, allowance)?;
+    let sections = &p.sections[..p.section_count];
+    let tokenizing = info.phase.is_tokenizing();
+    // What a client asks for: the estimate and the two compute-budget
+    // instructions (docs/program.md, "Compute units").
+    let limit = (p.estimated_cu + 300).min(1_400_000);
+    if json {
+        let list: Vec<String> = sections.iter().map(u32::to_string).collect();
+        println!(
+            "{{\"turn\":{},\"expected_turns\":{},\"tokenizing\":{tokenizing},\"sections\":[{}],\"estimated_cu\":{},\"compute_unit_limit\":{limit},\"max_generated\":{}}}",
+            info.turns + 1,
+            info.turns,
+            list.join(","),
+            p.estimated_cu,
+            p.max_generated
+        );
+    } else {
+        let names: Vec<String> = sections.iter().map(|s| format!("section {s}")).collect();
+        println!(
+            "turn {} (expected turn count {}: the turns the state has run)",
+            info.turns + 1,
+            info.turns
+        );
+        println!(
+            "reads: section 0{}{}",
+            if names.is_empty() { "" } else { ", " },
+            names.join(", ")
+        );
+        println!(
+            "compute units: {} estimated{}; ask for {limit}",
+            p.estimated_cu,
+            if tokenizing {
+                " (a tokenizing turn is priced at the allowance)"
+            } else {
+                ""
+            }
+        );
+        println!("completes at most {} tokens", p.max_generated);
     }
     Ok(())
 }

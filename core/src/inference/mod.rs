@@ -377,12 +377,13 @@ pub fn quote_turns(
         sections: &[],
         allowance: CHARGES.allowance,
     };
-    count_run_turns(&input, &params, scratch)
+    quote_turns_with(&input, &params, scratch)
 }
 
-/// `quote_turns`' work, behind an inlined shim: SBF calls take at most five
-/// arguments.
-fn count_run_turns(
+/// `quote_turns` under `input`'s allowance (its sections are not read:
+/// after tokenizing, the count comes from the planner). Also `quote_turns`'
+/// work behind its inlined shim: SBF calls take at most five arguments.
+pub fn quote_turns_with(
     input: &TurnInput,
     params: &RunParams,
     scratch: &mut [u8],
