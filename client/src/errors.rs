@@ -120,6 +120,14 @@ pub fn program_error_meaning(code: u32) -> &'static str {
             CurtaError::SectionSealed => "the section is sealed already",
             CurtaError::SectionsNotSealed => "not every section is sealed",
             CurtaError::WeightsStillBound => "weight accounts are still bound to the model",
+            CurtaError::ModelChanged => {
+                "the model is not the one the run was opened on, or was quoted: it was closed and \
+                 created again at its address (the run can only be closed, which returns its \
+                 lamports; quote the model again to open a new run)"
+            }
+            CurtaError::RoyaltyMismatch => {
+                "the model's royalty is not the one quoted: quote it again"
+            }
         };
     }
     match code

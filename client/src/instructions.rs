@@ -205,11 +205,12 @@ pub fn close_model(program_id: &Pubkey, model: &Pubkey, owner: &Pubkey) -> Instr
 
 /// `open_run`: `run` is new and signs. The first `staged` bytes of the
 /// prompt must already be in the account (`write_prompt`); the rest travel
-/// with the instruction.
+/// with the instruction. The royalty and model identity are `keys`' (as
+/// read from the model account): the program refuses the open if the model
+/// has changed since.
 pub fn open_run(
     program_id: &Pubkey,
-    config_account: &Pubkey,
-    model: &Pubkey,
+    keys: &ModelKeys,
     run: &Pubkey,
     opener: &Pubkey,
     p: &RunParams,
@@ -221,19 +222,22 @@ pub fn open_run(
             max_tokens: p.max_tokens,
             temperature_q16: p.temperature_q16,
             seed: p.seed,
+            royalty: keys.royalty,
+            model_identity: &keys.identity,
             staged: staged as u32,
             prompt: &p.prompt[staged..],
         },
         vec![
-            AccountMeta::new_readonly(*config_account, false),
-            AccountMeta::new_readonly(*model, false),
+            AccountMeta::new_readonly(keys.config_account, false),
+            AccountMeta::new_readonly(keys.model, false),
             AccountMeta::new(*run, true),
             AccountMeta::new_readonly(*opener, true),
         ],
     )
 }
 
-/// The accounts a run's turns name, read from its model account.
+/// What a run's instructions name, read from its model account: the
+/// accounts its turns take, and the royalty and identity it opens at.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ModelKeys {
     pub config_account: Pubkey,
@@ -241,6 +245,10 @@ pub struct ModelKeys {
     pub owner: Pubkey,
     /// The weight account of each section, in section order.
     pub weights: Vec<Pubkey>,
+    /// Lamports per generated token.
+    pub royalty: u64,
+    /// The model's identity (`protocol::model_identity`), zero until sealed.
+    pub identity: [u8; 32],
 }
 
 impl ModelKeys {
@@ -253,6 +261,8 @@ impl ModelKeys {
             weights: (0..m.section_count())
                 .map(|i| Pubkey::new_from_array(*m.section_address(i)))
                 .collect(),
+            royalty: m.royalty(),
+            identity: *m.identity(),
         }
     }
 

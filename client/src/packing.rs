@@ -85,17 +85,7 @@ fn open_transactions(
     params: &RunParams,
     create: Option<Instruction>,
 ) -> Vec<Vec<Instruction>> {
-    let open = |staged: usize| {
-        ix::open_run(
-            program_id,
-            &keys.config_account,
-            &keys.model,
-            run,
-            opener,
-            params,
-            staged,
-        )
-    };
+    let open = |staged: usize| ix::open_run(program_id, keys, run, opener, params, staged);
     let prompt = params.prompt;
     let mut out = vec![];
     let mut staged = 0;
@@ -160,6 +150,8 @@ mod tests {
             model: Pubkey::new_unique(),
             owner: Pubkey::new_unique(),
             weights: vec![Pubkey::new_unique(); 3],
+            royalty: u64::MAX,
+            identity: [0xff; 32],
         }
     }
 
@@ -181,10 +173,10 @@ mod tests {
         // A write with the owner paying: 246 bytes besides the payload.
         let w = ix::write(&program, &k.model, &k.weights[1], &payer, 0, &[0; 986]);
         assert_eq!(transaction_size(&[w], &payer), PACKET_DATA_SIZE);
-        // Create and open together: prompts up to 788 bytes with the
-        // opener paying, 692 when another account pays.
+        // Create and open together: prompts up to 748 bytes with the
+        // opener paying, 652 when another account pays.
         let run = Pubkey::new_unique();
-        for (opener, most) in [(payer, 788), (Pubkey::new_unique(), 692)] {
+        for (opener, most) in [(payer, 748), (Pubkey::new_unique(), 652)] {
             let prompt = vec![b'a'; most];
             let p = RunParams {
                 prompt: &prompt,
@@ -194,7 +186,7 @@ mod tests {
             };
             let ixs = [
                 create(&payer, &run, &program),
-                ix::open_run(&program, &k.config_account, &k.model, &run, &opener, &p, 0),
+                ix::open_run(&program, &k, &run, &opener, &p, 0),
             ];
             assert_eq!(transaction_size(&ixs, &payer), PACKET_DATA_SIZE);
         }
@@ -204,7 +196,7 @@ mod tests {
     fn long_prompts_are_staged() {
         let (program, payer) = (Pubkey::new_unique(), Pubkey::new_unique());
         let run = Pubkey::new_unique();
-        for len in [0, 16, 788, 789, 1000, 1024] {
+        for len in [0, 16, 748, 749, 1000, 1024] {
             let prompt: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
             let p = RunParams {
                 prompt: &prompt,
@@ -221,7 +213,7 @@ mod tests {
                 &p,
                 create(&payer, &run, &program),
             );
-            assert_eq!(txs.len(), if len <= 788 { 1 } else { 2 }, "{len}");
+            assert_eq!(txs.len(), if len <= 748 { 1 } else { 2 }, "{len}");
             // Every transaction fits, and the staged bytes and the inline
             // rest make the prompt.
             let mut rebuilt = vec![0u8; len];

@@ -110,6 +110,8 @@ pub fn quote(artifact: &Artifact, params: &RunParams, prices: &Prices, rent: u64
         model: Pubkey::new_from_array([5; 32]),
         owner: Pubkey::new_from_array([6; 32]),
         weights: vec![Pubkey::new_from_array([7; 32]); m.section_count()],
+        royalty: 0,
+        identity: [8; 32],
     };
     let account_len = run::HEADER_LEN + start.len();
     let create = solana_system_interface::instruction::create_account(

@@ -84,9 +84,10 @@ impl<'a> ConfigAccount<'a> {
 pub struct ConfigAccountMut<'a>(pub &'a mut [u8]);
 
 impl ConfigAccountMut<'_> {
-    /// Tags a zeroed account as a config.
+    /// Writes every field of a new config.
     #[inline(always)]
     pub fn init(&mut self, admin: &Address, allowance: u32) {
+        self.0.fill(0);
         self.0[config::TAG..config::TAG + 8].copy_from_slice(&CONFIG_TAG);
         self.set_admin(admin);
         self.set_allowance(allowance);
@@ -119,7 +120,10 @@ pub mod model {
     pub const BOUND: usize = 120;
     /// How many sections are sealed.
     pub const SEALED_COUNT: usize = 124;
-    pub const HEADER_LEN: usize = 128;
+    /// The model's identity (`model_identity`), written by `seal_model`;
+    /// zero while the model is being written.
+    pub const IDENTITY: usize = 128;
+    pub const HEADER_LEN: usize = 160;
     /// Per section: the weight account's address (zero while unbound), the
     /// section's length (u64) and its digest (zero until sealed).
     pub const ENTRY_LEN: usize = 72;
@@ -209,6 +213,36 @@ impl<'a> ModelAccount<'a> {
     pub fn section_digest(&self, section: usize) -> &'a Address {
         address(self.0, entry(section) + model::ENTRY_DIGEST)
     }
+    /// The identity `seal_model` recorded (`model_identity`), zero before.
+    #[inline(always)]
+    pub fn identity(&self) -> &'a Address {
+        address(self.0, model::IDENTITY)
+    }
+}
+
+/// A sealed model's identity: `sha256(address || data)`, the data being the
+/// Model account's as `seal_model` leaves it but with the identity field's
+/// 32 bytes zero. It covers everything a run depends on (the config account,
+/// owner, royalty, configuration, flags, and every section's weight account,
+/// length and digest), so a model closed and created again at the same
+/// address with any change has another identity. `seal_model` computes it
+/// with `sol_sha256` over `model_identity_parts`; off chain, this function.
+pub fn model_identity(address: &Address, data: &[u8]) -> [u8; 32] {
+    let mut sha = crate::sha256::Sha256::new();
+    for part in model_identity_parts(address, data) {
+        sha.update(part);
+    }
+    sha.finish()
+}
+
+/// The four byte strings `model_identity` hashes, in order: the address, the
+/// data before the identity field, 32 zero bytes, the data after it.
+#[inline(always)]
+pub fn model_identity_parts<'a>(address: &'a Address, data: &'a [u8]) -> [&'a [u8]; 4] {
+    const ZERO: [u8; 32] = [0; 32];
+    let (before, rest) = data.split_at(model::IDENTITY.min(data.len()));
+    let after = rest.get(32..).unwrap_or(&[]);
+    [address, before, &ZERO, after]
 }
 
 #[inline(always)]
@@ -245,10 +279,11 @@ impl ModelInit<'_> {
 pub struct ModelAccountMut<'a>(pub &'a mut [u8]);
 
 impl ModelAccountMut<'_> {
-    /// Tags a zeroed account as a model being written, with every
-    /// section's length and no weight account bound.
+    /// Writes every field of a new model being written: every section's
+    /// length, no weight account bound, nothing sealed, no identity.
     pub fn init(&mut self, config_account: &Address, owner: &Address, m: &ModelInit) {
         let d = &mut *self.0;
+        d.fill(0);
         d[model::TAG..model::TAG + 8].copy_from_slice(&MODEL_TAG);
         d[model::CONFIG_ACCOUNT..model::CONFIG_ACCOUNT + 32].copy_from_slice(config_account);
         d[model::OWNER..model::OWNER + 32].copy_from_slice(owner);
@@ -290,6 +325,11 @@ impl ModelAccountMut<'_> {
     #[inline(always)]
     pub fn set_sealed_count(&mut self, sealed: u32) {
         write_u32(self.0, model::SEALED_COUNT, sealed);
+    }
+    /// Records the identity `seal_model` computed (`model_identity`).
+    #[inline(always)]
+    pub fn set_identity(&mut self, identity: &Address) {
+        self.0[model::IDENTITY..model::IDENTITY + 32].copy_from_slice(identity);
     }
 }
 
@@ -362,11 +402,14 @@ impl<'a> WeightAccount<'a> {
 pub struct WeightAccountMut<'a>(pub &'a mut [u8]);
 
 impl WeightAccountMut<'_> {
-    /// Tags a zeroed account as section `section` of `model`.
+    /// Writes the whole header of a new weight account, section `section`
+    /// of `model` with nothing hashed yet; the section's bytes are left to
+    /// `write` (they are zero in a new account).
     #[inline(always)]
     pub fn init(&mut self, model: &Address, section: u32) {
         let d = &mut *self.0;
         let length = (d.len() - weight::HEADER_LEN) as u64;
+        d[..weight::HEADER_LEN].fill(0);
         d[weight::TAG..weight::TAG + 8].copy_from_slice(&WEIGHT_TAG);
         d[weight::MODEL..weight::MODEL + 32].copy_from_slice(model);
         write_u32(d, weight::SECTION, section);
@@ -400,6 +443,9 @@ pub mod run {
     pub const ESCROW: usize = 88;
     /// Lamports paid to the model's owner.
     pub const PAID: usize = 96;
+    /// The identity of the model as the run was opened on it
+    /// (`model_identity`); every turn requires the model's to be the same.
+    pub const MODEL_IDENTITY: usize = 104;
     pub const HEADER_LEN: usize = 256;
     /// Where the state keeps the prompt (its first buffer), and where
     /// `write_prompt` stages it before `open_run`.
@@ -448,6 +494,11 @@ impl<'a> RunAccount<'a> {
     pub fn paid(&self) -> u64 {
         read_u64(self.0, run::PAID)
     }
+    /// The identity of the model the run was opened on.
+    #[inline(always)]
+    pub fn model_identity(&self) -> &'a Address {
+        address(self.0, run::MODEL_IDENTITY)
+    }
     /// The core state.
     #[inline(always)]
     pub fn state(&self) -> &'a [u8] {
@@ -458,19 +509,32 @@ impl<'a> RunAccount<'a> {
 /// The writer of a Run account's data.
 pub struct RunAccountMut<'a>(pub &'a mut [u8]);
 
+/// What `open_run` records in a run's header.
+#[derive(Clone, Copy, Debug)]
+pub struct RunInit<'a> {
+    pub model: &'a Address,
+    pub model_identity: &'a Address,
+    pub opener: &'a Address,
+    pub royalty: u64,
+    /// The escrow: royalty times max tokens.
+    pub deposited: u64,
+}
+
 impl<'a> RunAccountMut<'a> {
-    /// Tags a run of `model` opened by `opener`, escrowing `deposited`
-    /// lamports at `royalty` per token. The state is written separately.
+    /// Writes every field of a new run's header (exactly `run::HEADER_LEN`
+    /// bytes, or more); the state is written separately.
     #[inline(always)]
-    pub fn init(&mut self, model: &Address, opener: &Address, royalty: u64, deposited: u64) {
-        let d = &mut *self.0;
+    pub fn init(&mut self, r: &RunInit) {
+        let d = &mut self.0[..run::HEADER_LEN];
+        d.fill(0);
         d[run::TAG..run::TAG + 8].copy_from_slice(&RUN_TAG);
-        d[run::MODEL..run::MODEL + 32].copy_from_slice(model);
+        d[run::MODEL..run::MODEL + 32].copy_from_slice(r.model);
+        d[run::MODEL_IDENTITY..run::MODEL_IDENTITY + 32].copy_from_slice(r.model_identity);
+        let (opener, royalty, deposited) = (r.opener, r.royalty, r.deposited);
         d[run::OPENER..run::OPENER + 32].copy_from_slice(opener);
         write_u64(d, run::ROYALTY, royalty);
         write_u64(d, run::DEPOSITED, deposited);
         write_u64(d, run::ESCROW, deposited);
-        write_u64(d, run::PAID, 0);
     }
     /// Records a payment to the model's owner: the escrow and the paid
     /// total after it.
@@ -496,9 +560,7 @@ impl PromptStage<'_> {
     /// staging may write in this account.
     #[inline(always)]
     fn end(&self) -> usize {
-        self.0
-            .len()
-            .min(run::PROMPT + crate::state::MAX_PROMPT_BYTES)
+        self.0.len().min(Self::END)
     }
 
     /// Copies `bytes` to prompt offset `offset`; `false` when they do not
@@ -520,6 +582,10 @@ impl PromptStage<'_> {
     pub fn prompt(&self, len: usize) -> Option<&[u8]> {
         self.0.get(run::PROMPT..run::PROMPT + len)
     }
+
+    /// The end of the room staging can write in any account: an account
+    /// not yet initialized is zero past it, whatever its creator staged.
+    pub const END: usize = run::PROMPT + crate::state::MAX_PROMPT_BYTES;
 
     /// Zeroes everything staging may have written, as a new account is.
     #[inline(always)]
@@ -663,11 +729,13 @@ pub enum CurtaError {
     SectionSealed = 23,
     SectionsNotSealed = 24,
     WeightsStillBound = 25,
+    ModelChanged = 26,
+    RoyaltyMismatch = 27,
 }
 
 impl CurtaError {
     /// Every error, in code order.
-    pub const ALL: [CurtaError; 25] = [
+    pub const ALL: [CurtaError; 27] = [
         CurtaError::InvalidInstruction,
         CurtaError::NotEnoughAccounts,
         CurtaError::WrongOwner,
@@ -693,6 +761,8 @@ impl CurtaError {
         CurtaError::SectionSealed,
         CurtaError::SectionsNotSealed,
         CurtaError::WeightsStillBound,
+        CurtaError::ModelChanged,
+        CurtaError::RoyaltyMismatch,
     ];
 
     /// The error with this code, if any.
@@ -728,6 +798,8 @@ impl CurtaError {
             CurtaError::SectionSealed => "SectionSealed",
             CurtaError::SectionsNotSealed => "SectionsNotSealed",
             CurtaError::WeightsStillBound => "WeightsStillBound",
+            CurtaError::ModelChanged => "ModelChanged",
+            CurtaError::RoyaltyMismatch => "RoyaltyMismatch",
         }
     }
 }
@@ -836,7 +908,8 @@ pub enum Instruction<'a> {
     /// `max_tokens`, the temperature (16 fractional bits) and the seed. The
     /// prompt is the first `staged` bytes `write_prompt` left in the run
     /// account, then `prompt`. The run holds its rent plus royalty times
-    /// max tokens.
+    /// max tokens. `royalty` and `model_identity` are what the opener saw
+    /// and accepts: refused unless they are the model's.
     ///
     /// 0. `[]` config account.
     /// 1. `[]` model.
@@ -846,6 +919,8 @@ pub enum Instruction<'a> {
         max_tokens: u32,
         temperature_q16: u32,
         seed: u64,
+        royalty: u64,
+        model_identity: &'a [u8; 32],
         staged: u32,
         prompt: &'a [u8],
     },
@@ -882,6 +957,8 @@ pub enum Instruction<'a> {
 
 /// Fixed data lengths after the tag.
 const INIT_MODEL_LEN: usize = 8 + Config::LEN + 4 + 8;
+/// `open_run`'s fields before the prompt's bytes.
+pub const OPEN_RUN_FIXED_LEN: usize = 4 + 4 + 8 + 8 + 32 + 4;
 
 impl<'a> Instruction<'a> {
     /// Decodes instruction data; `None` for an unknown tag or a wrong length.
@@ -915,12 +992,14 @@ impl<'a> Instruction<'a> {
             tag::SEAL_MODEL if exact(0) => Instruction::SealModel,
             tag::CLOSE_WEIGHT if exact(0) => Instruction::CloseWeight,
             tag::CLOSE_MODEL if exact(0) => Instruction::CloseModel,
-            tag::OPEN_RUN if rest.len() >= 20 => Instruction::OpenRun {
+            tag::OPEN_RUN if rest.len() >= OPEN_RUN_FIXED_LEN => Instruction::OpenRun {
                 max_tokens: read_u32(rest, 0),
                 temperature_q16: read_u32(rest, 4),
                 seed: read_u64(rest, 8),
-                staged: read_u32(rest, 16),
-                prompt: &rest[20..],
+                royalty: read_u64(rest, 16),
+                model_identity: rest[24..56].try_into().ok()?,
+                staged: read_u32(rest, 56),
+                prompt: &rest[OPEN_RUN_FIXED_LEN..],
             },
             tag::TURN if exact(0) => Instruction::Turn {
                 expected_turns: None,
@@ -984,6 +1063,8 @@ impl<'a> Instruction<'a> {
                 max_tokens,
                 temperature_q16,
                 seed,
+                royalty,
+                model_identity,
                 staged,
                 prompt,
             } => {
@@ -991,6 +1072,8 @@ impl<'a> Instruction<'a> {
                 out.extend_from_slice(&max_tokens.to_le_bytes());
                 out.extend_from_slice(&temperature_q16.to_le_bytes());
                 out.extend_from_slice(&seed.to_le_bytes());
+                out.extend_from_slice(&royalty.to_le_bytes());
+                out.extend_from_slice(model_identity);
                 out.extend_from_slice(&staged.to_le_bytes());
                 out.extend_from_slice(prompt);
             }
@@ -1043,6 +1126,8 @@ mod tests {
                 max_tokens: 12,
                 temperature_q16: 0,
                 seed: 42,
+                royalty: 1_000,
+                model_identity: &digest,
                 staged: 3,
                 prompt: b"Once",
             },
@@ -1080,6 +1165,76 @@ mod tests {
         assert_eq!(Instruction::decode(&[]), None);
         assert_eq!(Instruction::decode(&[15]), None);
         assert_eq!(Instruction::decode(&[tag::TURN, 1, 2, 3]), None);
+    }
+
+    /// Every initializer writes every byte it owns: over garbage it leaves
+    /// exactly what it leaves over zeros.
+    #[test]
+    fn initializers_write_every_field() {
+        let config = crate::convert::TINY;
+        let layout = Layout::new(&config).unwrap();
+        let count = layout.section_count() as usize;
+        let init = ModelInit {
+            royalty: 5,
+            config: &config,
+            layout: &layout,
+            flags: crate::format::FLAG_SHARED_CLASSIFIER,
+            zero_len: 64,
+        };
+        let run = RunInit {
+            model: &[1; 32],
+            model_identity: &[2; 32],
+            opener: &[3; 32],
+            royalty: 4,
+            deposited: 5,
+        };
+        for fill in [0u8, 0xff] {
+            let mut c = [fill; config::LEN];
+            ConfigAccountMut(&mut c).init(&[9; 32], 7);
+            let mut m = vec![fill; model::len(count)];
+            ModelAccountMut(&mut m).init(&[8; 32], &[7; 32], &init);
+            let mut w = vec![fill; weight::HEADER_LEN + 16];
+            WeightAccountMut(&mut w).init(&[6; 32], 1);
+            let mut r = vec![fill; run::HEADER_LEN + 8];
+            RunAccountMut(&mut r).init(&run);
+            let zero = |n: usize| vec![0u8; n];
+            let mut c0 = zero(config::LEN);
+            ConfigAccountMut(&mut c0).init(&[9; 32], 7);
+            let mut m0 = zero(model::len(count));
+            ModelAccountMut(&mut m0).init(&[8; 32], &[7; 32], &init);
+            let mut w0 = zero(weight::HEADER_LEN + 16);
+            WeightAccountMut(&mut w0).init(&[6; 32], 1);
+            let mut r0 = zero(run::HEADER_LEN + 8);
+            RunAccountMut(&mut r0).init(&run);
+            assert_eq!(c[..], c0[..]);
+            assert_eq!(m, m0);
+            assert_eq!(w[..weight::HEADER_LEN], w0[..weight::HEADER_LEN]);
+            assert_eq!(r[..run::HEADER_LEN], r0[..run::HEADER_LEN]);
+        }
+    }
+
+    /// The identity hashes the address and the data with its own field as
+    /// zero, so it is the same before and after it is written, and any
+    /// other byte changes it.
+    #[test]
+    fn model_identity_covers_every_byte_but_its_own() {
+        let data: std::vec::Vec<u8> = (0..model::len(3)).map(|i| i as u8).collect();
+        let id = model_identity(&[1; 32], &data);
+        let mut written = data.clone();
+        ModelAccountMut(&mut written).set_identity(&id);
+        assert_eq!(model_identity(&[1; 32], &written), id);
+        assert_ne!(model_identity(&[2; 32], &data), id);
+        for at in (0..data.len()).filter(|a| !(model::IDENTITY..model::IDENTITY + 32).contains(a)) {
+            let mut other = data.clone();
+            other[at] ^= 1;
+            assert_ne!(model_identity(&[1; 32], &other), id, "byte {at}");
+        }
+        let mut whole = crate::sha256::Sha256::new();
+        whole.update(&[1; 32]);
+        whole.update(&data[..model::IDENTITY]);
+        whole.update(&[0; 32]);
+        whole.update(&data[model::HEADER_LEN..]);
+        assert_eq!(whole.finish(), id);
     }
 
     #[test]

@@ -247,15 +247,25 @@ impl Chain {
     /// instruction that initializes the account.
     pub async fn create_ix(&mut self, space: usize, extra: u64) -> (Keypair, Instruction) {
         let account = Keypair::new();
+        let ix = self.create_ix_for(&account.pubkey(), space, extra).await;
+        (account, ix)
+    }
+
+    /// `create_ix` for an account whose key the caller holds.
+    pub async fn create_ix_for(
+        &mut self,
+        account: &Pubkey,
+        space: usize,
+        extra: u64,
+    ) -> Instruction {
         let lamports = self.rent(space).await + extra;
-        let ix = solana_system_interface::instruction::create_account(
+        solana_system_interface::instruction::create_account(
             &self.ctx.payer.pubkey(),
-            &account.pubkey(),
+            account,
             lamports,
             space as u64,
             &PROGRAM_ID,
-        );
-        (account, ix)
+        )
     }
 
     /// A new account owned by the program, created in a transaction of its
@@ -285,24 +295,27 @@ impl Chain {
         config.pubkey()
     }
 
-    /// The real upload path: the model, then per section a weight account
-    /// created and bound, written in chunks and sealed, then `seal_model`.
+    /// The real upload path: the model (at `model`'s address), then per
+    /// section a weight account created and bound, written in chunks and
+    /// sealed, then `seal_model`.
     pub async fn upload_model(
         &mut self,
+        model: &Keypair,
         config: &Pubkey,
         artifact: &[u8],
         owner: &Keypair,
         royalty: u64,
     ) -> ModelKeys {
         let keys = self
-            .upload_model_unsealed(config, artifact, owner, royalty)
+            .upload_model_unsealed(model, config, artifact, owner, royalty)
             .await;
         for (i, bytes) in sections_of(artifact).iter().enumerate() {
             self.seal_section(&keys, i, bytes, owner).await;
         }
         let out = self.send(&[seal_model_ix(&keys)], &[owner]).await;
         assert_eq!(out.result, Ok(()), "seal_model: {:#?}", out.logs);
-        keys
+        // Read again: sealing recorded the model's identity.
+        self.model_keys(&keys.model).await
     }
 
     /// Sends `seal_section` until the section is sealed.
@@ -335,23 +348,26 @@ impl Chain {
     /// every section written.
     pub async fn upload_model_unsealed(
         &mut self,
+        model: &Keypair,
         config: &Pubkey,
         artifact: &[u8],
         owner: &Keypair,
         royalty: u64,
     ) -> ModelKeys {
         let m = crate::models::metadata(artifact);
-        let keys = self.init_model(config, &m, owner, royalty).await;
+        let keys = self.init_model(model, config, &m, owner, royalty).await;
         for (i, bytes) in sections_of(artifact).iter().enumerate() {
             self.write_section(&keys, i, bytes, owner).await;
         }
         keys
     }
 
-    /// Creates and initializes a model for the artifact `m` reads, then
-    /// creates and binds each weight account (a transaction each).
+    /// Creates and initializes a model at `model`'s address for the
+    /// artifact `m` reads, then creates and binds each weight account (a
+    /// transaction each).
     pub async fn init_model(
         &mut self,
+        model: &Keypair,
         config: &Pubkey,
         m: &Metadata<'_>,
         owner: &Keypair,
@@ -360,7 +376,10 @@ impl Chain {
         let params = model_params(m, royalty);
         let layout = Layout::new(&m.config).expect("a parsed artifact's layout");
         let count = layout.section_count() as usize;
-        let (model_key, create) = self.create_ix(model::len(count), 0).await;
+        let model_key = model;
+        let create = self
+            .create_ix_for(&model_key.pubkey(), model::len(count), 0)
+            .await;
         let init = ix::init_model(
             &PROGRAM_ID,
             config,
@@ -368,7 +387,7 @@ impl Chain {
             &owner.pubkey(),
             &params,
         );
-        let out = self.send(&[create, init], &[&model_key, owner]).await;
+        let out = self.send(&[create, init], &[model_key, owner]).await;
         assert_eq!(out.result, Ok(()), "init_model: {:#?}", out.logs);
         for i in 0..count {
             let len = m.section_len(i);
@@ -525,15 +544,7 @@ pub fn open_run_ix(
     opener: &Pubkey,
     spec: &RunSpec,
 ) -> Instruction {
-    ix::open_run(
-        &PROGRAM_ID,
-        &keys.config_account,
-        &keys.model,
-        run_key,
-        opener,
-        &run_params(spec),
-        0,
-    )
+    ix::open_run(&PROGRAM_ID, keys, run_key, opener, &run_params(spec), 0)
 }
 
 pub fn close_run_ix(run_key: &Pubkey, opener: &Pubkey) -> Instruction {
@@ -564,11 +575,13 @@ pub fn preloaded_model(
     let params = model_params(&m, royalty);
     let layout = Layout::new(&m.config).expect("a parsed artifact's layout");
     let count = m.section_count();
-    let keys = ModelKeys {
+    let mut keys = ModelKeys {
         config_account: *config,
         model: Pubkey::new_unique(),
         owner: *owner,
         weights: (0..count).map(|_| Pubkey::new_unique()).collect(),
+        royalty,
+        identity: [0; 32],
     };
     let mut model_data = vec![0u8; model::len(count)];
     let mut writer = ModelAccountMut(&mut model_data);
@@ -596,6 +609,8 @@ pub fn preloaded_model(
     writer.set_bound(count as u32);
     writer.set_sealed_count(count as u32);
     writer.set_status(model::SEALED);
+    keys.identity = protocol::model_identity(keys.model.as_array(), &model_data);
+    ModelAccountMut(&mut model_data).set_identity(&keys.identity);
     out.push((keys.model, program_account(model_data)));
     (keys, out)
 }

@@ -4,7 +4,7 @@
 //! turn allowances that both end inside that matrix.
 
 use curta_core::planner::{self, CHARGES};
-use curta_core::protocol::{run, RunAccountMut};
+use curta_core::protocol::{run, RunAccountMut, RunInit};
 use curta_core::state::{field, Header, Phase};
 use solana_account::Account;
 use solana_keypair::Keypair;
@@ -86,7 +86,13 @@ pub async fn measure(model: &str) -> Slope {
     let (pt, keys) =
         chain::preloaded_bank(&admin.pubkey(), allowances[0], &art, &owner.pubkey(), 0);
     let mut run_data = vec![0u8; run::HEADER_LEN];
-    RunAccountMut(&mut run_data).init(keys.model.as_array(), owner.pubkey().as_array(), 0, 0);
+    RunAccountMut(&mut run_data).init(&RunInit {
+        model: keys.model.as_array(),
+        model_identity: &keys.identity,
+        opener: owner.pubkey().as_array(),
+        royalty: 0,
+        deposited: 0,
+    });
     run_data.extend_from_slice(&state);
     let run_key = Pubkey::new_unique();
     let run_account = Account {

@@ -197,7 +197,10 @@ async fn a_failed_seal_leaves_the_model_writable_and_a_fix_seals_it() {
     let config = e.config();
     let art = artifact("stories260K");
     let m = metadata(&art);
-    let keys = e.chain.init_model(&config, &m, &owner, ROYALTY).await;
+    let keys = e
+        .chain
+        .init_model(&Keypair::new(), &config, &m, &owner, ROYALTY)
+        .await;
     let sections = chain::sections_of(&art);
     // Section 1 with one byte wrong, section zero not an artifact at all.
     let mut wrong = sections[1].to_vec();
@@ -305,8 +308,8 @@ async fn a_failed_seal_leaves_the_model_writable_and_a_fix_seals_it() {
         assert_eq!(mm.section_digest(i), &protocol::section_digest(bytes));
     }
 
-    // The recovered model runs.
-    e.keys = keys;
+    // The recovered model runs (at the identity sealing recorded).
+    e.keys = e.chain.model_keys(&keys.model).await;
     let run_key = e.open(&spec(b"Once upon a time", 2, 0, 0)).await;
     e.run_to_end(&run_key).await;
 }
@@ -566,7 +569,10 @@ async fn a_model_with_more_sections_than_one_transaction_can_hold() {
 
     // Bound one section per transaction (each within 1,232 bytes and the
     // loaded-data limit: `Chain::send` checks both).
-    let keys = e.chain.init_model(&config, &m, &owner, 0).await;
+    let keys = e
+        .chain
+        .init_model(&Keypair::new(), &config, &m, &owner, 0)
+        .await;
     // Section zero is written; the matrix sections keep their zeros, and
     // are sealed as such.
     let zero = section(&art, &m, 0).to_vec();
@@ -620,7 +626,7 @@ async fn a_model_with_more_sections_than_one_transaction_can_hold() {
     assert_eq!(mm.flags() & FLAG_SHARED_CLASSIFIER, FLAG_SHARED_CLASSIFIER);
 
     // Its runs turn with at most two matrix sections each.
-    e.keys = keys;
+    e.keys = e.chain.model_keys(&keys.model).await;
     e.cfg = WIDE;
     let run_key = e.open(&spec(b"a", 1, 0, 0)).await;
     for _ in 0..3 {
@@ -628,4 +634,231 @@ async fn a_model_with_more_sections_than_one_transaction_can_hold() {
         assert!(ix.accounts.len() <= 7);
         e.ok(&[ix], &[]).await;
     }
+}
+
+/// The stories260K artifact with one weight of section 1 changed: the same
+/// shape and price, other weights.
+fn other_weights(art: &[u8]) -> Vec<u8> {
+    let m = metadata(art);
+    let mut other = art.to_vec();
+    other[m.section_offset(1) + 40] ^= 0x55;
+    other
+}
+
+/// Closes every weight account of a model, then the model, as its owner.
+async fn close_whole_model(e: &mut Env, keys: &ix::ModelKeys, owner: &Keypair) {
+    for w in &keys.weights {
+        let close = ix::close_weight(&PROGRAM_ID, &keys.model, w, &owner.pubkey());
+        e.ok(&[close], &[owner]).await;
+    }
+    let close = ix::close_model(&PROGRAM_ID, &keys.model, &owner.pubkey());
+    e.ok(&[close], &[owner]).await;
+    assert_eq!(e.chain.account(&keys.model).await, None);
+}
+
+#[tokio::test]
+async fn a_model_created_again_at_its_address_never_turns_an_older_run() {
+    let mut e = env().await;
+    let owner = e.owner.insecure_clone();
+    let config = e.config();
+    let art = artifact("stories260K");
+    let model_kp = Keypair::new();
+    let keys = e
+        .chain
+        .upload_model(&model_kp, &config, &art, &owner, ROYALTY)
+        .await;
+    let data = e.chain.data(&keys.model).await;
+    let sealed = ModelAccount::read(&data).unwrap();
+    assert_eq!(
+        sealed.identity(),
+        &protocol::model_identity(keys.model.as_array(), &data)
+    );
+    assert_eq!(keys.identity, *sealed.identity());
+
+    // A victim opens a run, and it turns once.
+    e.keys = keys.clone();
+    let s = spec(b"Once upon a time", 12, 0, 0);
+    let size = curta_core::state_size(e.cfg, s.prompt.len(), s.max_tokens).unwrap();
+    let opener = e.opener.insecure_clone();
+    let (run_kp, create) = e
+        .chain
+        .create_ix(run::HEADER_LEN + size, ROYALTY * 12)
+        .await;
+    let open = chain::open_run_ix(&keys, &run_kp.pubkey(), &opener.pubkey(), &s);
+    e.ok(&[create, open], &[&run_kp, &opener]).await;
+    let run_key = run_kp.pubkey();
+    let data = e.chain.data(&run_key).await;
+    assert_eq!(
+        RunAccount::read(&data).unwrap().model_identity(),
+        &keys.identity
+    );
+    let first = e.turn_ix(&run_key).await;
+    e.ok(&[first], &[]).await;
+
+    // The model's key holder closes it and creates it again at the same
+    // address, with other weights, and seals it.
+    close_whole_model(&mut e, &keys, &owner).await;
+    let swapped = e
+        .chain
+        .upload_model(&model_kp, &config, &other_weights(&art), &owner, ROYALTY)
+        .await;
+    assert_eq!(swapped.model, keys.model);
+    assert_ne!(swapped.identity, keys.identity);
+
+    // The victim's run never turns on them, whoever sends the turn and
+    // whatever weight accounts it names; it can only be closed, with every
+    // lamport back.
+    e.keys = swapped.clone();
+    let turn = e.turn_ix(&run_key).await;
+    e.refused(&[turn], &[], err(CurtaError::ModelChanged)).await;
+    let state = e.state(&run_key).await;
+    assert_eq!(StateInfo::read(&state).unwrap().turns, 1);
+    cancel(&mut e, &run_key).await;
+
+    // An opener who quoted the old model cannot open on the new one, nor
+    // at a higher royalty: the owner raised it when creating it again.
+    close_whole_model(&mut e, &swapped, &owner).await;
+    let pricier = e
+        .chain
+        .upload_model(&model_kp, &config, &art, &owner, 2 * ROYALTY)
+        .await;
+    for (seen, code) in [
+        (keys.clone(), CurtaError::ModelChanged),
+        (
+            ix::ModelKeys {
+                identity: pricier.identity,
+                ..keys.clone()
+            },
+            CurtaError::RoyaltyMismatch,
+        ),
+    ] {
+        let (run_kp, create) = e
+            .chain
+            .create_ix(run::HEADER_LEN + size, 2 * ROYALTY * 12)
+            .await;
+        let open = chain::open_run_ix(&seen, &run_kp.pubkey(), &opener.pubkey(), &s);
+        e.refused(&[create, open], &[&run_kp, &opener], err(code))
+            .await;
+    }
+    // What it sees now is what it pays.
+    let (run_kp, create) = e
+        .chain
+        .create_ix(run::HEADER_LEN + size, 2 * ROYALTY * 12)
+        .await;
+    let open = chain::open_run_ix(&pricier, &run_kp.pubkey(), &opener.pubkey(), &s);
+    e.ok(&[create, open], &[&run_kp, &opener]).await;
+    let data = e.chain.data(&run_kp.pubkey()).await;
+    let r = RunAccount::read(&data).unwrap();
+    assert_eq!(
+        (r.royalty(), r.deposited()),
+        (2 * ROYALTY, 2 * ROYALTY * 12)
+    );
+    assert_eq!(r.model_identity(), &pricier.identity);
+}
+
+#[tokio::test]
+async fn the_opener_states_the_royalty_and_the_model_it_accepts() {
+    let mut e = env().await;
+    let opener = e.opener.insecure_clone();
+    let s = spec(b"Once upon a time", 4, 0, 0);
+    let size = curta_core::state_size(e.cfg, s.prompt.len(), s.max_tokens).unwrap();
+    let mut other_identity = e.keys.identity;
+    other_identity[31] ^= 1;
+    for (seen, code) in [
+        (
+            ix::ModelKeys {
+                royalty: ROYALTY - 1,
+                ..e.keys.clone()
+            },
+            CurtaError::RoyaltyMismatch,
+        ),
+        (
+            ix::ModelKeys {
+                royalty: ROYALTY + 1,
+                ..e.keys.clone()
+            },
+            CurtaError::RoyaltyMismatch,
+        ),
+        (
+            ix::ModelKeys {
+                identity: other_identity,
+                ..e.keys.clone()
+            },
+            CurtaError::ModelChanged,
+        ),
+    ] {
+        let (run_kp, create) = e
+            .chain
+            .create_ix(run::HEADER_LEN + size, 4 * (ROYALTY + 1))
+            .await;
+        let open = chain::open_run_ix(&seen, &run_kp.pubkey(), &opener.pubkey(), &s);
+        e.refused(&[create, open], &[&run_kp, &opener], err(code))
+            .await;
+    }
+}
+
+#[tokio::test]
+async fn an_account_with_a_stray_byte_is_never_initialized() {
+    let mut e = env().await;
+    let owner = e.owner.insecure_clone();
+    let art = artifact("stories260K");
+    let m = metadata(&art);
+    // Bytes its creator staged (`write_prompt` writes any untagged account
+    // of the program's, from offset 384) in what becomes a weight account.
+    let keys = e
+        .chain
+        .init_model(&Keypair::new(), &e.config(), &m, &owner, ROYALTY)
+        .await;
+    let close = ix::close_weight(&PROGRAM_ID, &keys.model, &keys.weights[1], &owner.pubkey());
+    e.ok(&[close], &[&owner]).await;
+    let len = weight::HEADER_LEN + m.section_len(1);
+    for offset in [0, 1_023] {
+        let (w, create) = e.chain.create_ix(len, 0).await;
+        let stray = ix::write_prompt(&PROGRAM_ID, &w.pubkey(), offset, &[7]);
+        e.ok(&[create, stray], &[&w]).await;
+        let bind = ix::bind_weight(&PROGRAM_ID, &keys.model, &w.pubkey(), &owner.pubkey(), 1);
+        e.refused(&[bind], &[&w, &owner], err(CurtaError::AlreadyInitialized))
+            .await;
+        // Its creator gets its lamports back.
+        let recover = ix::reclaim(&PROGRAM_ID, &w.pubkey(), &owner.pubkey());
+        e.ok(&[recover], &[&w]).await;
+    }
+    // A clean one binds.
+    let (w, create) = e.chain.create_ix(len, 0).await;
+    let bind = ix::bind_weight(&PROGRAM_ID, &keys.model, &w.pubkey(), &owner.pubkey(), 1);
+    e.ok(&[create, bind], &[&w, &owner]).await;
+
+    // A model account large enough to stage into (9 sections: 160 + 72 x 9
+    // bytes) with a stray byte among its section entries.
+    let big = WIDE;
+    let sections = Layout::new(&big).unwrap().section_count() as usize;
+    assert!(model::len(sections) > run::PROMPT);
+    let params = ix::ModelParams {
+        royalty: ROYALTY,
+        config: big,
+        flags: FLAG_SHARED_CLASSIFIER,
+        zero_len: 4_096,
+    };
+    let (model_kp, create) = e.chain.create_ix(model::len(sections), 0).await;
+    let stray = ix::write_prompt(&PROGRAM_ID, &model_kp.pubkey(), 100, &[1]);
+    e.ok(&[create, stray], &[&model_kp]).await;
+    let config = e.config();
+    let init =
+        |model: &Pubkey| ix::init_model(&PROGRAM_ID, &config, model, &owner.pubkey(), &params);
+    let take = init(&model_kp.pubkey());
+    e.refused(
+        &[take],
+        &[&model_kp, &owner],
+        err(CurtaError::AlreadyInitialized),
+    )
+    .await;
+    let (clean, create) = e.chain.create_ix(model::len(sections), 0).await;
+    let ok = init(&clean.pubkey());
+    e.ok(&[create, ok], &[&clean, &owner]).await;
+    let data = e.chain.data(&clean.pubkey()).await;
+    let mm = ModelAccount::read(&data).unwrap();
+    assert_eq!((mm.bound(), mm.sealed_count()), (0, 0));
+    assert!(data[model::HEADER_LEN..]
+        .chunks(model::ENTRY_LEN)
+        .all(|entry| entry[..32] == [0; 32] && entry[40..] == [0; 32]));
 }

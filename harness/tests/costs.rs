@@ -39,7 +39,7 @@ async fn every_chunk_costs_at_most_its_charge() {
 #[tokio::test]
 async fn a_turn_of_attention_at_full_context_stays_within_its_plan() {
     use curta_core::planner::{self, CHARGES};
-    use curta_core::protocol::{run, RunAccountMut};
+    use curta_core::protocol::{run, RunAccountMut, RunInit};
     use curta_core::state::{field, Header, Phase};
     use curta_harness::chain::{self, Chain, PROGRAM_ID};
     use curta_harness::manifest::RunSpec;
@@ -88,7 +88,13 @@ async fn a_turn_of_attention_at_full_context_stays_within_its_plan() {
     let mut c = Chain::start(pt).await;
     c.fund(&owner.pubkey(), 1_000_000_000).await;
     let mut data = vec![0u8; run::HEADER_LEN];
-    RunAccountMut(&mut data).init(keys.model.as_array(), owner.pubkey().as_array(), 0, 0);
+    RunAccountMut(&mut data).init(&RunInit {
+        model: keys.model.as_array(),
+        model_identity: &keys.identity,
+        opener: owner.pubkey().as_array(),
+        royalty: 0,
+        deposited: 0,
+    });
     data.extend_from_slice(&state);
     let run_key = Pubkey::new_unique();
     let account = Account {

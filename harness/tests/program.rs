@@ -38,7 +38,9 @@ async fn reference_run_through_the_upload_path_matches_native_turn_by_turn() {
     // Royalties go to an existing, rent-exempt account.
     chain.fund(&owner.pubkey(), 1_000_000_000).await;
     let config = chain.init_config(&admin, CHARGES.allowance).await;
-    let keys = chain.upload_model(&config, &art, &owner, ROYALTY).await;
+    let keys = chain
+        .upload_model(&Keypair::new(), &config, &art, &owner, ROYALTY)
+        .await;
 
     let s = spec(b"Once upon a time", 12, 0, 0);
     let escrow = ROYALTY * s.max_tokens as u64;
@@ -351,8 +353,7 @@ async fn open_run_errors() {
     }
     let open = ix::open_run(
         &PROGRAM_ID,
-        &keys.config_account,
-        &keys.model,
+        &keys,
         &run_kp.pubkey(),
         &opener.pubkey(),
         &chain::run_params(&long),

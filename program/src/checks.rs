@@ -6,7 +6,7 @@
 
 use curta_core::format::Config;
 use curta_core::protocol::{
-    Address, ConfigAccount, Mismatch, ModelAccount, RunAccount, WeightAccount,
+    run, Address, ConfigAccount, Mismatch, ModelAccount, PromptStage, RunAccount, WeightAccount,
 };
 
 use crate::account::AccountView;
@@ -77,21 +77,49 @@ pub fn untagged(a: &AccountView) -> bool {
     a.data().get(..8).is_none_or(|tag| tag == [0; 8])
 }
 
+/// Whether `bytes` are all zero, a word at a time.
+#[inline(always)]
+fn all_zero(bytes: &[u8]) -> bool {
+    let mut words = bytes.chunks_exact(8);
+    let zero_words = words
+        .by_ref()
+        .all(|w| u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]) == 0);
+    zero_words && words.remainder().iter().all(|&b| b == 0)
+}
+
 /// An account this instruction initializes: created for the program,
-/// writable, not yet initialized, and signing the instruction, so no one
-/// but its creator can initialize it (a front-runner cannot sign for it).
+/// writable, signing the instruction (so no one but its creator can
+/// initialize it: a front-runner cannot sign for it), and all zero.
 /// `len`, when given, is the exact size its kind needs.
+///
+/// All zero is checked up to `PromptStage::END`: before an account is
+/// initialized only `write_prompt` can write to it, and only below that
+/// point, so past it every byte is still the zero `create_account` left.
 pub fn uninitialized(a: &AccountView, program_id: &Address, len: Option<usize>) -> ProgramResult {
-    owned(a, program_id)?;
-    writable(a)?;
-    signer(a)?;
-    if !untagged(a) {
-        return Err(CurtaError::AlreadyInitialized.into());
-    }
+    new_account(a, program_id, PromptStage::END)?;
     match len {
         Some(len) if a.data_len() != len => Err(CurtaError::InvalidAccountSize.into()),
         _ => Ok(()),
     }
+}
+
+/// A new run for `open_run`: as `uninitialized`, but the prompt its creator
+/// staged (`write_prompt`, from `run::PROMPT`) may be there; `open_run`
+/// clears it.
+pub fn unopened_run(a: &AccountView, program_id: &Address) -> ProgramResult {
+    new_account(a, program_id, run::PROMPT)
+}
+
+/// Created for the program, writable, signing, and zero below `zero_to`.
+fn new_account(a: &AccountView, program_id: &Address, zero_to: usize) -> ProgramResult {
+    owned(a, program_id)?;
+    writable(a)?;
+    signer(a)?;
+    let data = a.data();
+    if !all_zero(&data[..data.len().min(zero_to)]) {
+        return Err(CurtaError::AlreadyInitialized.into());
+    }
+    Ok(())
 }
 
 #[inline(always)]

@@ -138,6 +138,8 @@ pub fn process_instruction(input: &InstructionInput) -> ProgramResult {
             max_tokens,
             temperature_q16,
             seed,
+            royalty,
+            model_identity,
             staged,
             prompt,
         } => {
@@ -145,6 +147,8 @@ pub fn process_instruction(input: &InstructionInput) -> ProgramResult {
                 max_tokens,
                 temperature_q16,
                 seed,
+                royalty,
+                model_identity,
                 staged,
                 inline: prompt,
             };

@@ -36,8 +36,9 @@ use core::mem::MaybeUninit;
 use curta_core::format::{Config, FLAG_SHARED_CLASSIFIER};
 use curta_core::planner;
 use curta_core::protocol::{
-    config, model, run, section_digest, weight, Address, ConfigAccount, Instruction, ModelAccount,
-    RunAccount, WeightAccount, CONFIG_TAG, MODEL_TAG, RUN_TAG, WEIGHT_TAG,
+    config, model, model_identity, run, section_digest, weight, Address, ConfigAccount,
+    Instruction, ModelAccount, RunAccount, WeightAccount, CONFIG_TAG, MODEL_TAG, RUN_TAG,
+    WEIGHT_TAG,
 };
 use curta_core::state::{self, StateBuffer};
 use curta_core::StateInfo;
@@ -393,6 +394,7 @@ impl Ledger {
                     self.check_sealed_model(k);
                 }
                 if from != model::WRITING {
+                    assert_eq!(m.identity(), after.identity(), "model {k}'s seal changed");
                     for i in 0..m.section_count() {
                         assert!(
                             m.section_digest(i) == after.section_digest(i)
@@ -409,8 +411,17 @@ impl Ledger {
                     b.data[..run::ESCROW],
                     "run {k}'s identity changed"
                 );
+                assert_eq!(r.model_identity(), after.model_identity());
                 if r.state() != after.state() {
                     assert!(is_turn, "run {k}'s state changed outside a turn");
+                    // Only ever on the model it was opened on.
+                    let m = self.index_of(r.model()).expect("a turned run's model");
+                    let m = ModelAccount::read(&self.accounts[m].data).expect("a model");
+                    assert_eq!(
+                        m.identity(),
+                        r.model_identity(),
+                        "run {k} turned on another model"
+                    );
                     let (x, y) = (
                         StateInfo::read(r.state()).unwrap(),
                         StateInfo::read(after.state()).unwrap(),
@@ -439,6 +450,11 @@ impl Ledger {
     /// bytes the digest it records says.
     fn check_sealed_model(&self, k: usize) {
         let m = ModelAccount::read(&self.accounts[k].data).unwrap();
+        assert_eq!(
+            m.identity(),
+            &model_identity(&key(k), m.0),
+            "model {k}'s identity"
+        );
         assert_eq!(m.sealed_count() as usize, m.section_count());
         assert_eq!(m.bound() as usize, m.section_count());
         for i in 0..m.section_count() {
@@ -788,14 +804,23 @@ fn bind_write_seal(
 fn open(l: &mut Ledger, s: &mut Source) {
     let prompt = runs::prompt(s);
     let m = l.pick_tagged(&MODEL_TAG, s);
-    let (config_key, royalty, model_config) = match ModelAccount::read(&l.accounts[m].data) {
-        Ok(a) => (
-            l.index_of(a.config_account()),
-            a.royalty(),
-            Config::read(a.model_config()).ok(),
-        ),
-        Err(_) => (None, 0, None),
-    };
+    let (config_key, mut royalty, mut identity, model_config) =
+        match ModelAccount::read(&l.accounts[m].data) {
+            Ok(a) => (
+                l.index_of(a.config_account()),
+                a.royalty(),
+                *a.identity(),
+                Config::read(a.model_config()).ok(),
+            ),
+            Err(_) => (None, 0, [0; 32], None),
+        };
+    // Now and then an opener who saw another price or another model (a
+    // zero byte, as the seeds pad with, is what it saw).
+    match s.below(16) {
+        14 => royalty = royalty.wrapping_add(1),
+        15 => identity[s.below(32)] ^= 1,
+        _ => {}
+    }
     let config_key = config_key.unwrap_or_else(|| l.pick_tagged(&CONFIG_TAG, s));
     let shape = model_config.unwrap_or(curta_core::convert::TINY);
     let p = runs::params_for(prompt, &shape, s);
@@ -831,6 +856,8 @@ fn open(l: &mut Ledger, s: &mut Source) {
         max_tokens: p.max_tokens,
         temperature_q16: p.temperature_q16,
         seed: p.seed,
+        royalty,
+        model_identity: &identity,
         staged,
         prompt: inline,
     };

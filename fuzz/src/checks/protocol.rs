@@ -11,8 +11,8 @@
 use curta_core::format::Config;
 use curta_core::protocol::{
     self, chain_step, section_digest, ConfigAccount, ConfigAccountMut, CurtaError, Instruction,
-    Mismatch, ModelAccount, ModelAccountMut, RunAccount, RunAccountMut, TurnEvent, WeightAccount,
-    WeightAccountMut, CONFIG_TAG, MODEL_TAG, RUN_TAG, WEIGHT_TAG,
+    Mismatch, ModelAccount, ModelAccountMut, RunAccount, RunAccountMut, RunInit, TurnEvent,
+    WeightAccount, WeightAccountMut, CONFIG_TAG, MODEL_TAG, RUN_TAG, WEIGHT_TAG,
 };
 use curta_core::sha256::Sha256;
 use curta_core::Error;
@@ -64,6 +64,8 @@ fn built(s: &mut Source) {
             max_tokens: s.u32(),
             temperature_q16: s.u32(),
             seed: s.u64(),
+            royalty: s.u64(),
+            model_identity: &digest,
             staged: s.u32(),
             prompt: bytes,
         },
@@ -175,6 +177,9 @@ fn read_all(data: &mut [u8], s: &mut Source) {
         w.set_status(s.u32());
         w.set_bound(s.u32());
         w.set_sealed_count(s.u32());
+        w.set_identity(&key);
+        assert_eq!(ModelAccount::read(data).map(|m| *m.identity()), Ok(key));
+        let mut w = ModelAccountMut(data);
         if count > 0 {
             let i = s.below(count);
             w.set_section_address(i, &key);
@@ -198,10 +203,17 @@ fn read_all(data: &mut [u8], s: &mut Source) {
         let mut r = RunAccountMut(data);
         r.set_payments(escrow, paid);
         let (mut header, state) = r.split();
-        header.init(&key, &key, s.u64(), escrow);
+        header.init(&RunInit {
+            model: &key,
+            model_identity: &key,
+            opener: &key,
+            royalty: s.u64(),
+            deposited: escrow,
+        });
         let _ = state.len();
         let r = RunAccount::read(data).expect("a run written stays a run");
         assert_eq!((r.escrow(), r.deposited(), r.paid()), (escrow, escrow, 0));
+        assert_eq!(r.model_identity(), &key);
     }
 }
 

@@ -232,6 +232,8 @@ pub fn generate(root: &Path) -> Vec<(&'static str, String, Vec<u8>)> {
             max_tokens: g.max_tokens,
             temperature_q16: g.temperature_q16,
             seed: g.seed,
+            royalty: 1_000,
+            model_identity: &[7; 32],
             staged: 0,
             prompt: &g.prompt[..g.prompt.len().min(64)],
         };

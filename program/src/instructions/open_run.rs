@@ -1,24 +1,29 @@
 //! `open_run`: opens a run of a sealed model in a new account that holds
-//! its rent plus the royalty for every token it may generate.
+//! its rent plus the royalty for every token it may generate. The opener
+//! names the royalty and the model identity it accepts, and the run is
+//! bound to that identity: no other model can ever turn it.
 
 use curta_core::inference::{self, RunParams, StateMemory};
-use curta_core::protocol::{model, run, Address, PromptStage, RunAccountMut};
+use curta_core::protocol::{model, run, Address, PromptStage, RunAccountMut, RunInit};
 use curta_core::state::MAX_PROMPT_BYTES;
 use curta_core::Error;
 
 use crate::account::AccountView;
 use crate::checks::{
-    config_account, distinct, model_account, model_config, signer, take, uninitialized,
+    config_account, distinct, model_account, model_config, signer, take, unopened_run,
 };
 use crate::error::{core_error, CurtaError, ProgramResult};
 use crate::sysvar;
 
-/// The instruction's data: the run's parameters, and its prompt as the
-/// `staged` bytes `write_prompt` left in the account followed by `inline`.
+/// The instruction's data: the run's parameters, the royalty and model
+/// identity the opener accepts, and its prompt as the `staged` bytes
+/// `write_prompt` left in the account followed by `inline`.
 pub struct OpenRun<'a> {
     pub max_tokens: u32,
     pub temperature_q16: u32,
     pub seed: u64,
+    pub royalty: u64,
+    pub model_identity: &'a [u8; 32],
     pub staged: u32,
     pub inline: &'a [u8],
 }
@@ -36,9 +41,16 @@ pub fn open_run(program_id: &Address, accounts: &[AccountView], ix: &OpenRun) ->
     if m.status() != model::SEALED {
         return Err(CurtaError::ModelNotSealed.into());
     }
+    // What the opener signed for is what it gets, and what it pays.
+    if m.identity() != ix.model_identity {
+        return Err(CurtaError::ModelChanged.into());
+    }
+    if m.royalty() != ix.royalty {
+        return Err(CurtaError::RoyaltyMismatch.into());
+    }
     let config = model_config(&m)?;
     // The core checks the state's size (BufferTooSmall) with the prompt.
-    uninitialized(run_ai, program_id, None)?;
+    unopened_run(run_ai, program_id)?;
     signer(opener)?;
     // The run pays the opener back when it closes: never itself.
     distinct(run_ai, opener)?;
@@ -84,6 +96,12 @@ pub fn open_run(program_id: &Address, accounts: &[AccountView], ix: &OpenRun) ->
 
     let (mut header, state) = RunAccountMut(stage.0).split();
     inference::init_state_with(&config, &params, state, StateMemory::Zeroed).map_err(core_error)?;
-    header.init(model_ai.key(), opener.key(), m.royalty(), escrow);
+    header.init(&RunInit {
+        model: model_ai.key(),
+        model_identity: m.identity(),
+        opener: opener.key(),
+        royalty: m.royalty(),
+        deposited: escrow,
+    });
     Ok(())
 }

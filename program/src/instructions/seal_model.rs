@@ -1,13 +1,14 @@
 //! `seal_model`: the last step of an upload. Once every section is sealed
 //! and section zero matches the model, the model is sealed: immutable, and
-//! runs may open.
+//! runs may open. Sealing records the model's identity.
 
 use curta_core::format::Metadata;
-use curta_core::protocol::{model, Address, ModelAccountMut};
+use curta_core::protocol::{model, model_identity_parts, Address, ModelAccountMut};
 
 use crate::account::AccountView;
 use crate::checks::{authority, model_account, model_config, take, weight_account, writable};
 use crate::error::{core_error, CurtaError, ProgramResult};
+use crate::syscalls;
 
 /// Accounts: 0 model (writable), 1 section zero's weight account, 2 owner (signer).
 pub fn seal_model(program_id: &Address, accounts: &[AccountView]) -> ProgramResult {
@@ -34,6 +35,11 @@ pub fn seal_model(program_id: &Address, accounts: &[AccountView]) -> ProgramResu
     }
 
     // SAFETY: `m`'s borrow ends above; no other view is alive.
-    ModelAccountMut(unsafe { model_ai.data_mut() }).set_status(model::SEALED);
+    let mut sealed = ModelAccountMut(unsafe { model_ai.data_mut() });
+    sealed.set_status(model::SEALED);
+    // The identity of the model as sealed, which every run opened on it
+    // records and every turn requires.
+    let identity = syscalls::sha256(&model_identity_parts(model_ai.key(), sealed.0));
+    sealed.set_identity(&identity);
     Ok(())
 }

@@ -55,6 +55,11 @@ pub fn turn(
     if r.model() != model_ai.key() {
         return Err(CurtaError::WrongModel.into());
     }
+    // The model the run was opened on, not another created at its address
+    // since: such a run can only be closed.
+    if r.model_identity() != m.identity() {
+        return Err(CurtaError::ModelChanged.into());
+    }
     if owner.key() != m.owner() {
         return Err(CurtaError::Unauthorized.into());
     }
