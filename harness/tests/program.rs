@@ -540,3 +540,83 @@ async fn arithmetic_overflow_and_rent_read_exactly() {
         .await;
     let _: Pubkey = run_key;
 }
+
+/// What the instructions around a run cost, against the default limit of
+/// 200,000 compute units a transaction gets without `SetComputeUnitLimit`
+/// (docs/program.md gives these figures): binding the largest section
+/// (its zero check), sealing the model (its identity), and opening a run
+/// with the longest prompt, staged (clearing the stage).
+#[tokio::test]
+async fn setup_instructions_fit_the_default_compute_limit() {
+    const DEFAULT_LIMIT: u64 = 200_000;
+    let mut e = env().await;
+    let owner = e.owner.insecure_clone();
+    let art = artifact("stories260K");
+    let m = metadata(&art);
+    let params = chain::model_params(&m, ROYALTY);
+    let (model_kp, create) = e
+        .chain
+        .create_ix(protocol::model::len(m.section_count()), 0)
+        .await;
+    let init = ix::init_model(
+        &PROGRAM_ID,
+        &e.config(),
+        &model_kp.pubkey(),
+        &owner.pubkey(),
+        &params,
+    );
+    let init_cu = e.ok(&[create, init], &[&model_kp, &owner]).await.program_cu;
+    let mut bind_cu = 0;
+    let mut weights = vec![];
+    for i in 0..m.section_count() {
+        let len = protocol::weight::HEADER_LEN + m.section_len(i);
+        let (w, create) = e.chain.create_ix(len, 0).await;
+        let bind = ix::bind_weight(
+            &PROGRAM_ID,
+            &model_kp.pubkey(),
+            &w.pubkey(),
+            &owner.pubkey(),
+            i as u32,
+        );
+        bind_cu = bind_cu.max(e.ok(&[create, bind], &[&w, &owner]).await.program_cu);
+        weights.push(w.pubkey());
+    }
+    let keys = e.chain.model_keys(&model_kp.pubkey()).await;
+    for (i, bytes) in chain::sections_of(&art).iter().enumerate() {
+        e.chain.write_section(&keys, i, bytes, &owner).await;
+        e.chain.seal_section(&keys, i, bytes, &owner).await;
+    }
+    let seal_cu = e
+        .ok(&[chain::seal_model_ix(&keys)], &[&owner])
+        .await
+        .program_cu;
+
+    let keys = e.chain.model_keys(&model_kp.pubkey()).await;
+    let opener = e.opener.insecure_clone();
+    let long = spec(&[b'a'; 1024], 4, 0, 0);
+    let size = curta_core::state_size(e.cfg, 1024, 4).unwrap();
+    let run_kp = e.chain.create(run::HEADER_LEN + size, 4 * ROYALTY).await;
+    let stage = ix::write_prompt(&PROGRAM_ID, &run_kp.pubkey(), 0, &long.prompt[..700]);
+    let stage_cu = e.ok(&[stage], &[&run_kp]).await.program_cu;
+    let open = ix::open_run(
+        &PROGRAM_ID,
+        &keys,
+        &run_kp.pubkey(),
+        &opener.pubkey(),
+        &chain::run_params(&long),
+        700,
+    );
+    let open_cu = e.ok(&[open], &[&run_kp, &opener]).await.program_cu;
+
+    let figures = [
+        ("init_model", init_cu),
+        ("bind_weight", bind_cu),
+        ("seal_model", seal_cu),
+        ("write_prompt", stage_cu),
+        ("open_run", open_cu),
+    ];
+    for (name, cu) in figures {
+        println!("{name}: {cu} compute units");
+        assert!(cu > 0 && cu < DEFAULT_LIMIT, "{name} took {cu}");
+    }
+}
