@@ -97,10 +97,10 @@ HOST_TARGET_DIR = $(or $(CARGO_TARGET_DIR),$(ROOT)/target)
 
 # The JS package's tests (Node's built-in runner): the module against the
 # native CLI, which they run for conversions, runs and per-turn states.
-test-wasm: models build-wasm
+test-wasm: setup-js models build-wasm
 	cd $(ROOT) && cargo build --release -p curta-core --features std --bin curta-core
 	cd $(ROOT) && CURTA_WASM=$(WASM_TARGET_DIR)/curta_core.wasm CURTA_CLI=$(HOST_TARGET_DIR)/release/curta-core \
-		CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) node --test sdk/test/
+		CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) node --test sdk/test/*.test.js
 
 # The harness's runs use the program's .so and the module; they read models
 # from CURTA_MODELS, set from what scripts/fetch-models.sh found.
@@ -119,9 +119,16 @@ demo: setup build-sbf
 
 # Every test: the core's and the program's unit tests, the program on the
 # SBF VM and on the local validator, the client end to end, the
-# bit-exactness harness with its compute-unit report, the JS package, and
-# two clean builds of the program giving the same bytes.
-test: setup lint test-core test-program test-localnet test-e2e test-bitexact test-costs test-wasm test-reproducible
+# bit-exactness harness with its compute-unit report, the JS package (the
+# module, the IDL, the chain client and the page), and two clean builds of
+# the program giving the same bytes.
+test: setup lint test-core test-program test-localnet test-e2e test-bitexact test-costs test-wasm test-web test-reproducible
+
+# The JavaScript side beyond the module: the IDL and its generated client
+# against curta_core::protocol, the chain client on curta-localnet, the
+# page in headless Chromium.
+.PHONY: test-web
+test-web: test-idl test-js-chain test-browser
 
 # Formatting and clippy, warnings as errors, on the core and the program.
 lint:
@@ -208,7 +215,7 @@ test-browser: setup-host setup-browser models build-sbf web-build
 .PHONY: test-idl
 test-idl: setup-js setup-host
 	cd $(ROOT) && $(HOST_BUILD)
-	cd $(ROOT) && CURTA_VECTORS_BIN=$(HOST_TARGET_DIR)/debug/protocol_vectors node --test sdk/test/idl.test.js
+	cd $(ROOT) && CURTA_VECTORS_BIN=$(HOST_TARGET_DIR)/debug/protocol_vectors node --test sdk/test/idl/
 
 # A clean build of the program, in a fresh target folder, must give the
 # same bytes as `make build-sbf`'s, so that `curta program verify` can tell

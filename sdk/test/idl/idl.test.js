@@ -20,10 +20,10 @@ import { address, createNoopSigner, isSignerRole, isWritableRole, none, some } f
 import { getNodeCodec } from '@codama/dynamic-codecs';
 import { createFromJson, getValidationItemsVisitor, visit } from 'codama';
 
-import * as generated from '../src/generated-js/index.js';
-import { files, IDL } from '../scripts/generate.js';
+import * as generated from '../../src/generated-js/index.js';
+import { files, IDL } from '../../scripts/generate.js';
 
-const SDK = fileURLToPath(new URL('..', import.meta.url));
+const SDK = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = process.env.CURTA_VECTORS_BIN ?? join(SDK, '../target/debug/protocol_vectors');
 const idl = JSON.parse(readFileSync(IDL, 'utf8'));
 const program = idl.program;
