@@ -124,6 +124,19 @@ export function setupChain(page) {
 
   $('run-chain').addEventListener('click', () => page.guarded(() => generate(page, { clicked: performance.now() })));
 
+  $('give-back').addEventListener('click', () =>
+    page.guarded(async () => {
+      const session = await savedSession();
+      if (!session) throw new Error('There is no session key in this browser: nothing to send back.');
+      /** @type {HTMLInputElement} */ ($('cluster')).value = session.cluster;
+      const cluster = await connectCluster();
+      const key = await sessionSigner(session);
+      const client = createCurtaClient({ rpc: cluster.rpc, programId: session.programId, payer: key, secret: session.seed, core: await page.corePromise, journal: indexedDbJournal() });
+      const back = await giveBack(client, session, session.runAddress);
+      setStatus(`The session key ${key.address} sent ${sol(back.sent)} back to ${session.owner}; its run is closed.`);
+    }),
+  );
+
   // A session left by an earlier load: resume it (nothing is paid twice:
   // the run account and every transaction in flight are found again).
   void savedSession().then((s) => {
@@ -307,7 +320,7 @@ async function showQuote(client, model, input) {
   }
   setStatus('Quoting…');
   const q = await quoteRun(client, model.address, runParamsOf(input), { artifact: /** @type {Uint8Array} */ (chain.artifact) });
-  const fund = fundingFor(q);
+  const fund = fundingFor(q, await keyRent(client));
   setFacts('quote-info', [
     ['turns', `${q.turns} (${q.tokens} tokens)`],
     ['transactions', `${q.transactions} (${q.openTransactions} to open, ${q.turns} turns, 1 to close)`],
@@ -323,13 +336,20 @@ async function showQuote(client, model, input) {
 
 /**
  * What the wallet sends the session key: the run's fees and deposit, the
- * fee of the transfer back, and room for resent turns; what is not spent
- * comes back at the end.
+ * fee of the transfer back, room for resent turns, and the key's own rent
+ * exemption (a fee payer must stay rent-exempt while it holds anything);
+ * what is not spent comes back at the end.
  * @param {Awaited<ReturnType<typeof quoteRun>>} q
+ * @param {bigint} keyRent the cluster's rent exemption for an account of no data
  */
-function fundingFor(q) {
+function fundingFor(q, keyRent) {
   const perSignature = q.signatures > 0 ? q.baseFees / BigInt(q.signatures) : 5000n;
-  return q.deposit + q.fees + perSignature + (q.fees + 1n) / 2n;
+  return q.deposit + q.fees + perSignature + (q.fees + 1n) / 2n + keyRent;
+}
+
+/** @param {import('@curta/sdk').CurtaClient} client */
+async function keyRent(client) {
+  return BigInt(await client.rpc.getMinimumBalanceForRentExemption(0n).send());
 }
 
 /**
@@ -359,7 +379,7 @@ async function generate(page, timing) {
     quotedTurns: q.turns,
   });
   const sessionKey = await sessionSigner(session);
-  const amount = fundingFor(q);
+  const amount = fundingFor(q, await keyRent(readClient));
   setStatus(`Asking ${chain.signerName} to approve ${sol(amount)} for the session key ${sessionKey.address}…`);
   const wallet = createCurtaClient({ rpc: cluster.rpc, programId: readClient.programId, payer: owner, journal: indexedDbJournal() });
   let funded;
@@ -493,24 +513,43 @@ async function work(page, session, o) {
   }
   text += decoder.decode();
   $('output-text').textContent = text;
-  setStatus('Closing the run; its rent and unspent escrow come back to the session key…');
-  const closed = await closeRun(client, runAddress);
-  fees += closed.fee;
-  // Everything the session key holds goes back to the wallet, less this transfer's fee.
-  const { value: balance } = await cluster.rpc.getBalance(key.address, { commitment: 'confirmed' }).send();
-  const perSignature = closed.fee;
+  const back = await giveBack(client, session, runAddress);
+  fees += back.fees;
+  facts();
+  const final = await client.rpc.getBalance(/** @type {any} */ (session.owner), { commitment: 'confirmed' }).send();
+  setStatus(`Done on chain: ${landed} turns, all verified; ${sol(back.sent)} sent back to ${session.owner} (now ${sol(final.value)}).`);
+  document.body.dataset.chainDone = 'true';
+}
+
+/**
+ * Closes the session's run (its rent and unspent escrow come back to the
+ * key) and sends everything the key holds to the wallet that funded it,
+ * less that transfer's fee; then forgets the key.
+ * @param {import('@curta/sdk').CurtaClient} client the session key's
+ * @param {import('./session-key.js').SessionRecord} session
+ * @param {string | undefined} runAddress
+ */
+async function giveBack(client, session, runAddress) {
+  let fees = 0n;
+  let perSignature = 5000n;
+  if (runAddress && (await client.rpc.getAccountInfo(/** @type {any} */ (runAddress), { commitment: 'confirmed', encoding: 'base64', dataSlice: { offset: 0, length: 0 } }).send()).value) {
+    setStatus('Closing the run; its rent and unspent escrow come back to the session key…');
+    const closed = await closeRun(client, runAddress);
+    fees += closed.fee;
+    perSignature = closed.fee;
+  }
+  const { value: balance } = await client.rpc.getBalance(client.payer.address, { commitment: 'confirmed' }).send();
+  let sent = 0n;
   if (balance > perSignature) {
+    sent = balance - perSignature;
     await sendAndConfirm(client, 'sending back what is left', [
-      getTransferSolInstruction({ source: key, destination: /** @type {any} */ (session.owner), amount: balance - perSignature }),
+      getTransferSolInstruction({ source: client.payer, destination: /** @type {any} */ (session.owner), amount: sent }),
     ]);
     fees += perSignature;
   }
   await updateSession(session, { phase: 'done' });
   await endSession();
-  facts();
-  const final = await client.rpc.getBalance(/** @type {any} */ (session.owner), { commitment: 'confirmed' }).send();
-  setStatus(`Done on chain: ${landed} turns, all verified; ${sol(balance - perSignature)} sent back to ${session.owner} (now ${sol(final.value)}).`);
-  document.body.dataset.chainDone = 'true';
+  return { fees, sent };
 }
 
 /**
