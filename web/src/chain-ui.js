@@ -201,7 +201,9 @@ async function reader(page) {
   const cluster = await connectCluster();
   const core = await page.corePromise;
   const payer = chain.signer ?? (await createKeyPairSignerFromPrivateKeyBytes(new Uint8Array(32)));
-  return createCurtaClient({ rpc: cluster.rpc, programId: programId(), payer, core });
+  // With the page's journal: what an earlier load left in flight lands (or
+  // expires) before anything is read, so what is read is what will stay.
+  return createCurtaClient({ rpc: cluster.rpc, programId: programId(), payer, core, journal: indexedDbJournal() });
 }
 
 /**
@@ -358,6 +360,10 @@ async function keyRent(client) {
  * @param {{ clicked: number }} timing
  */
 async function generate(page, timing) {
+  // A fresh output before anything else, so nothing of the last run shows as this one's.
+  $('chain-view').hidden = true;
+  $('turns').replaceChildren();
+  delete document.body.dataset.chainDone;
   const owner = chain.signer;
   if (!owner) throw new Error('Connect a wallet (or a local key on localnet) first: it funds the run once.');
   const input = page.readRunInput();
@@ -414,7 +420,8 @@ async function resume(page, session) {
   const client = await reader(page);
   if (!chain.artifact) chain.artifact = await fetchArtifact(client, /** @type {any} */ (chain.model));
   if (session.phase === 'created') {
-    // The funding may or may not have landed: never ask for it again here.
+    // The funding was in flight, or never sent: loadModel's reads settled
+    // the journal, so it has landed by now or never will. Never ask again here.
     const key = await sessionSigner(session);
     const { value } = await client.rpc.getBalance(key.address, { commitment: 'confirmed' }).send();
     if (value === 0n) {
@@ -475,18 +482,20 @@ async function work(page, session, o) {
   const runAddress = session.runAddress ?? (await runAccountSigner(client, session.model, params)).address;
   // What landed before a reload.
   const before = await fetchRun(client, runAddress).catch(() => null);
-  if (before && before.info.turns > 0) {
-    landed = before.info.turns;
-    text = before.text;
+  if (!before || before.info.turns > 0) {
+    // Turns that landed before the reload (all of them, and the run closed,
+    // when the last load got that far): read back from the chain's history.
+    setStatus("Checking the turns that landed before the reload against the module's replay…");
+    const earlier = await verifyEarlier(client, runAddress, params, before ? before.info.turns : Infinity);
+    landed = earlier.landed;
+    text = decoder.decode(earlier.text, { stream: true });
     $('output-text').textContent = text;
-    setStatus(`Checking the ${landed} turns that landed before the reload against the module's replay…`);
-    await verifyEarlier(client, runAddress, params, landed);
   }
   facts();
   setProgress('run-progress', landed / quoted, `${landed} of ${quoted} turns landed`);
   setStatus('The session key cranks the run; each turn is checked against the module’s replay as it lands.');
   try {
-    await crankRun(client, runAddress, {
+    if (before) await crankRun(client, runAddress, {
       artifact: /** @type {Uint8Array} */ (chain.artifact),
       onTurn: (t) => {
         landed = t.turn;
@@ -558,15 +567,18 @@ async function giveBack(client, session, runAddress) {
  * @param {import('@curta/sdk').CurtaClient} client
  * @param {string} runAddress
  * @param {{ prompt: string, maxTokens: number, temperature: string, seed: bigint }} params
- * @param {number} landed
+ * @param {number} upTo the turns to read (Infinity: to the end of a run already closed)
  */
-async function verifyEarlier(client, runAddress, params, landed) {
+async function verifyEarlier(client, runAddress, params, upTo) {
   const model = /** @type {NonNullable<typeof chain.model>} */ (chain.model);
   const replay = await replayFromParams(/** @type {any} */ (client.core), /** @type {Uint8Array} */ (chain.artifact), params.prompt, {
     maxTokens: params.maxTokens,
     temperature: params.temperature,
     seed: params.seed,
   });
+  let landed = 0;
+  /** @type {Uint8Array[]} */
+  const texts = [];
   for await (const r of followRun(client, runAddress)) {
     const diffs = receiptDifferences(r, replay.steps[r.turns - 1], { run: runAddress, model: model.address, royalty: model.royalty });
     if (diffs.length > 0) {
@@ -575,8 +587,13 @@ async function verifyEarlier(client, runAddress, params, landed) {
       throw new Error(`Turn ${r.turns} does not match the module's replay: its ${d.field} is ${d.receipt} on chain, ${d.replay} in the replay.`);
     }
     addTurn(r.turns, `turn ${r.turns} (before the reload): receipt equals the replay`, 'verified');
-    if (r.turns >= landed) break;
+    landed = r.turns;
+    texts.push(r.text);
+    if (r.turns >= upTo) break;
   }
+  const text = new Uint8Array(texts.reduce((n, t) => n + t.length, 0));
+  texts.reduce((at, t) => (text.set(t, at), at + t.length), 0);
+  return { landed, text };
 }
 
 /**
