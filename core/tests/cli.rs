@@ -214,3 +214,104 @@ fn convert_inspect_quote_and_run() {
     assert!(!ok && err.contains("bad temperature"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `plan` prints the next turn of a state as a client sends it; quotes and
+/// runs follow `--allowance`; `--help` and `--version` answer and exit 0.
+#[test]
+fn plan_allowance_help_and_version() {
+    let dir = std::env::temp_dir().join(format!("curta-cli-plan-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let artifact = dir.join("stories260K.curta");
+    std::fs::write(&artifact, common::stories260k()).unwrap();
+    let a = artifact.to_str().unwrap();
+    let states = dir.join("states");
+    let reference = ["--prompt", "Once upon a time", "--max-tokens", "12"];
+    let run = [
+        &["run", a][..],
+        &reference,
+        &["--states", states.to_str().unwrap()],
+    ]
+    .concat();
+    let (ok, _, err) = cli(&run);
+    assert!(ok, "{err}");
+
+    let plan = |state: &str, extra: &[&str]| {
+        let path = states.join(state);
+        cli(&[
+            &["plan", a, "--state", path.to_str().unwrap(), "--json"][..],
+            extra,
+        ]
+        .concat())
+    };
+    // The first turn tokenizes: no matrix section, priced at the allowance.
+    let (ok, out, err) = plan("000000.state", &[]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        out.trim(),
+        r#"{"turn":1,"expected_turns":0,"tokenizing":true,"sections":[],"estimated_cu":1350000,"compute_unit_limit":1350300,"max_generated":0}"#
+    );
+    // The second reads the output section (the embedding), then layer
+    // sections: golden/receipts/stories260k-reference.txt charges 1,349,821.
+    let (ok, out, _) = plan("000001.state", &[]);
+    assert!(ok);
+    assert_eq!(
+        out.trim(),
+        r#"{"turn":2,"expected_turns":1,"tokenizing":false,"sections":[2,1],"estimated_cu":1349821,"compute_unit_limit":1350121,"max_generated":0}"#
+    );
+    let (ok, out, _) = plan("000005.state", &["--allowance", "500000"]);
+    assert!(ok);
+    assert!(out.contains(r#""estimated_cu":499208,"#), "{out}");
+    let (ok, _, err) = plan("000020.state", &[]);
+    assert!(!ok);
+    assert_eq!(
+        err,
+        "error: the run is complete: it has no next turn (InvalidState, core error 3)\n"
+    );
+    let (ok, _, err) = cli(&["plan", a, "--state", a]);
+    assert!(!ok);
+    assert!(err.contains("is not a Curta state"), "{err}");
+
+    // A smaller allowance: more turns, the same text, as quoted.
+    let quote = cli(&[
+        &["quote", a][..],
+        &reference,
+        &["--allowance", "500000", "--json"],
+    ]
+    .concat());
+    assert!(
+        quote.0 && quote.1.starts_with(r#"{"turns":53,"#),
+        "{}",
+        quote.1
+    );
+    let (ok, out, _) = cli(&[
+        &["run", a][..],
+        &reference,
+        &["--allowance", "500000", "--json"],
+    ]
+    .concat());
+    assert!(ok);
+    assert!(
+        out.contains(r#""text":", there was a little girl named Lily. She","turns":53,"#),
+        "{out}"
+    );
+    let (ok, _, err) = cli(&[&["run", a][..], &reference, &["--allowance", "5"]].concat());
+    assert!(!ok);
+    assert_eq!(
+        err,
+        "error: --allowance 5: a turn allowance is 22096 to 1350000 compute units (InvalidConfig, core error 1)\n"
+    );
+
+    for help in ["--help", "-h", "help"] {
+        let (ok, out, _) = cli(&[help]);
+        assert!(ok, "{help}");
+        assert!(out.starts_with("curta-core 0.1.0\nusage:\n"), "{out}");
+        assert!(
+            out.contains("curta-core plan ARTIFACT --state FILE"),
+            "{out}"
+        );
+    }
+    let (ok, out, _) = cli(&["--version"]);
+    assert!(ok);
+    assert_eq!(out, "curta-core 0.1.0\n");
+    std::fs::remove_dir_all(&dir).ok();
+}
