@@ -4,7 +4,7 @@
 // mid-run that resumes and pays nothing twice.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { access } from 'node:fs/promises';
 import { generateKeyPairSigner } from '@solana/kit';
@@ -52,6 +52,7 @@ before(async () => {
     });
   }
   await mkdir(SHOTS, { recursive: true });
+  await rm(join(SHOTS, 'chain-failed.png'), { force: true }); // written only by a failing run
   programId = (await generateKeyPairSigner()).address;
   localnet = await startLocalnet(programId);
   wallet = await testWallet();
