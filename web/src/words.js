@@ -27,6 +27,10 @@ export function inWords(error, input = {}) {
   const e = /** @type {any} */ (error);
   const message = String(e?.message ?? e);
   if (e?.refused) return message; // wallet.js words it already
+  // Kit's production errors carry only a code; the RPC's own words are in the context.
+  if (e?.name === 'SolanaError' && typeof e.context?.__serverMessage === 'string') {
+    return `The cluster refused a request: ${e.context.__serverMessage} (Solana error ${e.context.__code}).`;
+  }
   if (e?.name === 'UserRejectedRequestError' || /user rejected|denied|declined/i.test(message)) {
     return `The wallet refused: ${message}`;
   }
