@@ -30,7 +30,8 @@ export function drawUnits(svg, expectedTurns, units) {
   });
   const label = document.createElementNS(NS, 'text');
   label.setAttribute('x', '4');
-  label.setAttribute('y', '11');
-  label.textContent = `max ${max.toLocaleString('en-US')} CU`;
+  label.setAttribute('y', '12');
+  const landed = units.some((u) => u !== undefined);
+  label.textContent = landed ? `max ${max.toLocaleString('en-US')} CU` : 'waiting for the first turn to land…';
   svg.append(label);
 }

@@ -121,7 +121,9 @@ test('on chain: connect a Wallet Standard wallet, upload stories260K, quote, gen
     const signedBefore = wallet.state.signed;
     const clicked = Date.now();
     await page.click('#run-chain');
-    await page.locator('#turns li.verified').nth(4).waitFor({ timeout: 120_000 });
+    // Running: the session key has opened the run and cranks it (turns land
+    // in a block or two on localnet, so this is the moment before they show).
+    await page.locator('#status', { hasText: 'cranks the run' }).waitFor({ timeout: 120_000 });
     await page.screenshot({ path: join(SHOTS, 'chain-running.png'), fullPage: true });
     await chainDone();
     const wall = (Date.now() - clicked) / 1000;
