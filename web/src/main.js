@@ -1,5 +1,5 @@
 // The page: pick a model, type a prompt, run it here or on chain.
-import { decodeConfig, loadCore } from '@curta/sdk';
+import { MAX_PROMPT_BYTES, decodeConfig, loadCore } from '@curta/sdk';
 import { $, clearError, formatNumber, setFacts, setProgress, setStatus, showError } from './dom.js';
 import { convertInWorker, formatBytes, readFile } from './files.js';
 import { runOffline, tokensPerSecond } from './offline.js';
@@ -155,8 +155,8 @@ $('prompt').addEventListener('input', showPromptBytes);
 function showPromptBytes() {
   const n = new TextEncoder().encode(/** @type {HTMLTextAreaElement} */ ($('prompt')).value).length;
   const hint = $('prompt-bytes');
-  hint.textContent = `(${formatNumber(n)} of 1,024 bytes)`;
-  hint.classList.toggle('over', n > 1024);
+  hint.textContent = `(${formatNumber(n)} of ${formatNumber(MAX_PROMPT_BYTES)} bytes)`;
+  hint.classList.toggle('over', n > MAX_PROMPT_BYTES);
 }
 showPromptBytes();
 

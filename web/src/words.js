@@ -1,13 +1,10 @@
 // Every failure the page can meet, said in words that name the value and
 // the limit. The rules themselves live in the module and the chain client;
 // this only phrases what they refused.
-import { CurtaCoreError } from '@curta/sdk';
+import { CurtaCoreError, MAX_PROMPT_BYTES } from '@curta/sdk';
 
-/**
- * The prompt limit of the core (core/src/state.rs, MAX_PROMPT_BYTES), used
- * only to word the core's InvalidPrompt; the module is what enforces it.
- */
-export const PROMPT_LIMIT_WORDS = 1024;
+/** The prompt limit (the SDK's, the core's MAX_PROMPT_BYTES), to word the core's InvalidPrompt. */
+const PROMPT_LIMIT_WORDS = MAX_PROMPT_BYTES;
 
 /**
  * What the person typed, to word an error about it.
