@@ -376,25 +376,24 @@ impl Chain {
         let params = model_params(m, royalty);
         let layout = Layout::new(&m.config).expect("a parsed artifact's layout");
         let count = layout.section_count() as usize;
-        let model_key = model;
         let create = self
-            .create_ix_for(&model_key.pubkey(), model::len(count), 0)
+            .create_ix_for(&model.pubkey(), model::len(count), 0)
             .await;
         let init = ix::init_model(
             &PROGRAM_ID,
             config,
-            &model_key.pubkey(),
+            &model.pubkey(),
             &owner.pubkey(),
             &params,
         );
-        let out = self.send(&[create, init], &[model_key, owner]).await;
+        let out = self.send(&[create, init], &[model, owner]).await;
         assert_eq!(out.result, Ok(()), "init_model: {:#?}", out.logs);
         for i in 0..count {
             let len = m.section_len(i);
             let (w, create) = self.create_ix(weight::HEADER_LEN + len, 0).await;
             let bind = ix::bind_weight(
                 &PROGRAM_ID,
-                &model_key.pubkey(),
+                &model.pubkey(),
                 &w.pubkey(),
                 &owner.pubkey(),
                 i as u32,
@@ -402,7 +401,7 @@ impl Chain {
             let out = self.send(&[create, bind], &[&w, owner]).await;
             assert_eq!(out.result, Ok(()), "bind_weight {i}: {:#?}", out.logs);
         }
-        self.model_keys(&model_key.pubkey()).await
+        self.model_keys(&model.pubkey()).await
     }
 
     /// A model's accounts, as its model account records them.
