@@ -3,8 +3,7 @@
 // (docs/program.md, "The turn receipt"), read from a transaction's logs,
 // and checked field by field against the module's replay of the turn.
 
-import { getAddressDecoder } from '@solana/kit';
-
+import { getTurnReceiptDecoder } from '../generated-js/index.js';
 import { dataView, fromBase64, hex } from './bytes.js';
 
 /** The event's discriminator and its fixed record's length. */
@@ -36,19 +35,19 @@ export function decodeReceipt(fields) {
   const [fixed, tokens, text] = fields;
   if (!fixed || !tokens || !text || fixed.length !== RECEIPT_LEN || tokens.length % 4 !== 0) return null;
   if (String.fromCharCode(...fixed.subarray(0, 8)) !== RECEIPT_TAG) return null;
-  const dv = dataView(fixed);
+  // The fixed record's layout is the IDL's (turnReceipt), not spelled again here.
+  const r = getTurnReceiptDecoder().decode(fixed);
   const tv = dataView(tokens);
-  const address = (/** @type {number} */ at) => getAddressDecoder().decode(fixed.subarray(at, at + 32));
   return {
-    run: address(8),
-    model: address(40),
-    turns: Number(dv.getBigUint64(72, true)),
-    paid: dv.getBigUint64(80, true),
-    generated: dv.getUint32(88, true),
-    generatedThisTurn: dv.getUint32(92, true),
-    charged: dv.getUint32(96, true),
-    phase: dv.getUint32(100, true),
-    textLength: dv.getUint32(104, true),
+    run: r.run,
+    model: r.model,
+    turns: Number(r.turns),
+    paid: r.paid,
+    generated: r.generated,
+    generatedThisTurn: r.generatedThisTurn,
+    charged: r.charged,
+    phase: r.phase,
+    textLength: r.textLen,
     tokens: Array.from({ length: tokens.length / 4 }, (_, i) => tv.getUint32(4 * i, true)),
     text: text.slice(),
   };
