@@ -9,8 +9,8 @@
 use std::vec::Vec;
 
 use crate::format::{
-    align8, header, matrix_len, read_u64, Config, LayerMatrix, Layout, Metadata, ZeroArrays,
-    FLAG_SHARED_CLASSIFIER, MAGIC, MAX_SECTION_LEN, MAX_TOKEN_BYTES, SECTION_ENTRY_LEN,
+    align8, header, matrix_len, read_u64, ChargeTable, Config, LayerMatrix, Layout, Metadata,
+    ZeroArrays, FLAG_SHARED_CLASSIFIER, MAGIC, MAX_SECTION_LEN, MAX_TOKEN_BYTES, SECTION_ENTRY_LEN,
     SECTION_TABLE, TABLE_LEN, VERSION,
 };
 use crate::Error;
@@ -226,6 +226,7 @@ impl Checkpoint {
             n_kv_heads: h[4] as u32,
             vocab_size: h[5].unsigned_abs(),
             seq_len: h[6] as u32,
+            charges: ChargeTable::Specification,
         };
         if let Some(limit) = config.out_of_range() {
             return Err(Refusal {
@@ -435,20 +436,28 @@ pub fn rope_table(config: &Config) -> Result<Vec<i32>, Error> {
     Ok(out)
 }
 
-/// Converts a llama2.c checkpoint and tokenizer into an artifact.
+/// Converts a llama2.c checkpoint and tokenizer into an artifact planned
+/// with the specification's charges.
 pub fn convert(checkpoint: &[u8], tokenizer: &[u8]) -> Result<Vec<u8>, Error> {
-    convert_explained(checkpoint, tokenizer).map_err(|(_, r)| r.error)
+    convert_explained(checkpoint, tokenizer, ChargeTable::Specification).map_err(|(_, r)| r.error)
 }
 
-/// `convert`, saying which input it refuses and why.
-pub fn convert_explained(checkpoint: &[u8], tokenizer: &[u8]) -> Result<Vec<u8>, (Input, Refusal)> {
-    let ck = Checkpoint::read(checkpoint).map_err(|r| (Input::Checkpoint, r))?;
+/// `convert` with the charge table the artifact's flags choose, saying
+/// which input it refuses and why.
+pub fn convert_explained(
+    checkpoint: &[u8],
+    tokenizer: &[u8],
+    charges: ChargeTable,
+) -> Result<Vec<u8>, (Input, Refusal)> {
+    let mut ck = Checkpoint::read(checkpoint).map_err(|r| (Input::Checkpoint, r))?;
+    ck.config = ck.config.with_charges(charges);
     let vocab =
         Vocabulary::read(tokenizer, ck.config.vocab_size).map_err(|r| (Input::Tokenizer, r))?;
     assemble(&ck, &vocab).map_err(|r| (Input::Checkpoint, r))
 }
 
-/// Lays out an artifact from a parsed checkpoint and vocabulary.
+/// Lays out an artifact from a parsed checkpoint and vocabulary, planned
+/// with the checkpoint's `config.charges`.
 pub fn build(ck: &Checkpoint, vocab: &Vocabulary) -> Result<Vec<u8>, Error> {
     assemble(ck, vocab).map_err(|r| r.error)
 }
@@ -491,15 +500,12 @@ fn assemble(ck: &Checkpoint, vocab: &Vocabulary) -> Result<Vec<u8>, Refusal> {
     put(&mut zero, header::VERSION, VERSION);
     put(&mut zero, header::SECTION_COUNT, count as u32);
     zero[header::CONFIG..header::CONFIG + Config::LEN].copy_from_slice(&config.to_bytes());
-    put(
-        &mut zero,
-        header::FLAGS,
-        if ck.shared_classifier {
-            FLAG_SHARED_CLASSIFIER
-        } else {
-            0
-        },
-    );
+    let shared = if ck.shared_classifier {
+        FLAG_SHARED_CLASSIFIER
+    } else {
+        0
+    };
+    put(&mut zero, header::FLAGS, shared | config.charges.flag());
     let inv_sqrt = round(16_777_216.0 / (config.head_size() as f64).sqrt()) as u32;
     put(&mut zero, header::INV_SQRT_HEAD, inv_sqrt);
     let longest = vocab.tokens.iter().map(Vec::len).max().unwrap_or(0) as u32;
@@ -647,6 +653,7 @@ pub const STORIES15M: Config = Config {
     n_kv_heads: 6,
     vocab_size: 32_000,
     seq_len: 256,
+    charges: ChargeTable::Specification,
 };
 
 /// A deterministic synthetic llama2.c checkpoint of any shape: weights
@@ -768,6 +775,7 @@ pub const TINY: Config = Config {
     n_kv_heads: 2,
     vocab_size: 260,
     seq_len: 8,
+    charges: ChargeTable::Specification,
 };
 
 /// A checkpoint of the `TINY` shape whose key weights are all 30,000: on

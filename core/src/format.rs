@@ -30,6 +30,74 @@ pub const WEIGHT_HEADER_LEN: usize = 128;
 pub const MAX_SECTION_LEN: usize = MAX_ACCOUNT_LEN - WEIGHT_HEADER_LEN;
 /// Header flag: the classifier is the token embedding (llama2.c's shared weights).
 pub const FLAG_SHARED_CLASSIFIER: u32 = 1;
+/// Header flag: the model's turns are planned with the measured charge
+/// table (`planner::MEASURED_CHARGES`) rather than the specification's.
+pub const FLAG_MEASURED_CHARGES: u32 = 2;
+/// Every flag an artifact may set; the other bits are zero.
+pub const KNOWN_FLAGS: u32 = FLAG_SHARED_CLASSIFIER | FLAG_MEASURED_CHARGES;
+
+/// The table a model's turns are planned with, chosen when the model is made
+/// (`FLAG_MEASURED_CHARGES`) and the same on every target.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ChargeTable {
+    /// The specification's table (`planner::CHARGES`), sized for a kernel of
+    /// about five compute units per multiply-accumulate.
+    #[default]
+    Specification,
+    /// Curta's own program, measured, with margin (`planner::MEASURED_CHARGES`).
+    Measured,
+}
+
+impl ChargeTable {
+    /// The table an artifact's or a Model account's flags word chooses.
+    #[inline(always)]
+    pub const fn from_flags(flags: u32) -> ChargeTable {
+        if flags & FLAG_MEASURED_CHARGES != 0 {
+            ChargeTable::Measured
+        } else {
+            ChargeTable::Specification
+        }
+    }
+
+    /// Its flag bit: 0 for the specification's table.
+    #[inline(always)]
+    pub const fn flag(self) -> u32 {
+        match self {
+            ChargeTable::Specification => 0,
+            ChargeTable::Measured => FLAG_MEASURED_CHARGES,
+        }
+    }
+
+    /// Its name, as `--charges` takes it: `specification` or `measured`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ChargeTable::Specification => "specification",
+            ChargeTable::Measured => "measured",
+        }
+    }
+
+    /// The table `name` names (`name`'s inverse), if any.
+    pub fn from_name(name: &str) -> Option<ChargeTable> {
+        match name {
+            "specification" => Some(ChargeTable::Specification),
+            "measured" => Some(ChargeTable::Measured),
+            _ => None,
+        }
+    }
+}
+
+/// The charge table section zero's flags choose, read without parsing the
+/// rest: the specification's for bytes too short to hold the flags (which
+/// `Metadata::new` then refuses).
+#[inline(always)]
+pub fn charge_table_of(metadata: &[u8]) -> ChargeTable {
+    match metadata.get(header::FLAGS..header::FLAGS + 4) {
+        Some(word) => {
+            ChargeTable::from_flags(u32::from_le_bytes([word[0], word[1], word[2], word[3]]))
+        }
+        None => ChargeTable::Specification,
+    }
+}
 
 /// Byte offsets of the header's fields. All integers are little-endian.
 pub mod header {
@@ -54,8 +122,10 @@ pub mod header {
     pub const LEN: usize = 128;
 }
 
-/// A model's shape: llama2.c's seven header values, in its order. The
-/// WebAssembly interface passes it as these seven `u32`s (28 bytes).
+/// A model's shape: llama2.c's seven header values, in its order, and the
+/// charge table its turns are planned with. The WebAssembly interface passes
+/// the seven values as seven `u32`s (28 bytes); the table is not among them
+/// but in the artifact's flags (`FLAG_MEASURED_CHARGES`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Config {
     pub dim: u32,
@@ -65,13 +135,15 @@ pub struct Config {
     pub n_kv_heads: u32,
     pub vocab_size: u32,
     pub seq_len: u32,
+    pub charges: ChargeTable,
 }
 
 impl Config {
     /// The encoded size: seven `u32`.
     pub const LEN: usize = 28;
 
-    /// Reads and validates a configuration from 28 little-endian bytes.
+    /// Reads and validates a configuration from 28 little-endian bytes,
+    /// planned with the specification's table (`with_charges` changes it).
     pub fn read(bytes: &[u8]) -> Result<Config, Error> {
         if bytes.len() < Self::LEN {
             return Err(Error::InvalidConfig);
@@ -84,9 +156,16 @@ impl Config {
             n_kv_heads: read_u32(bytes, 16),
             vocab_size: read_u32(bytes, 20),
             seq_len: read_u32(bytes, 24),
+            charges: ChargeTable::Specification,
         };
         config.validate()?;
         Ok(config)
+    }
+
+    /// The same shape, planned with `charges`.
+    #[inline(always)]
+    pub const fn with_charges(self, charges: ChargeTable) -> Config {
+        Config { charges, ..self }
     }
 
     /// The 28 bytes `read` takes.
@@ -451,9 +530,10 @@ impl<'a> Metadata<'a> {
         let config = Config::read(&bytes[header::CONFIG..header::CONFIG + Config::LEN])?;
         let layout = Layout::new(&config)?;
         let flags = read_u32(bytes, header::FLAGS);
-        if flags & !FLAG_SHARED_CLASSIFIER != 0 {
+        if flags & !KNOWN_FLAGS != 0 {
             return Err(Error::InvalidFormat);
         }
+        let config = config.with_charges(ChargeTable::from_flags(flags));
         let shared_classifier = flags & FLAG_SHARED_CLASSIFIER != 0;
         if !shared_classifier && 2 * layout.table_len > MAX_SECTION_LEN as u64 {
             return Err(Error::InvalidFormat);
@@ -546,6 +626,12 @@ impl<'a> Metadata<'a> {
             self.bytes,
             SECTION_TABLE + index * SECTION_ENTRY_LEN + field,
         ) as usize
+    }
+
+    /// The header's flags word (`KNOWN_FLAGS` bits only: `new` checked).
+    #[inline(always)]
+    pub fn flags(&self) -> u32 {
+        read_u32(self.bytes, header::FLAGS)
     }
 
     /// The full length of the artifact this section zero describes.

@@ -9,7 +9,7 @@
 
 use crate::bytes::{read_u32, read_u64, write_u32, write_u64};
 pub use crate::format::MAX_ACCOUNT_LEN;
-use crate::format::{Config, Layout};
+use crate::format::{ChargeTable, Config, Layout};
 
 /// A 32-byte address.
 pub type Address = [u8; 32];
@@ -177,6 +177,13 @@ impl<'a> ModelAccount<'a> {
     #[inline(always)]
     pub fn model_config(&self) -> &'a [u8] {
         &self.0[model::MODEL_CONFIG..model::MODEL_CONFIG + Config::LEN]
+    }
+    /// The model's configuration, read and checked, planned with the charge
+    /// table its flags choose: what every turn of its runs plans with.
+    #[inline(always)]
+    pub fn config(&self) -> Result<Config, crate::Error> {
+        let config = Config::read(self.model_config())?;
+        Ok(config.with_charges(ChargeTable::from_flags(self.flags())))
     }
     #[inline(always)]
     pub fn section_count(&self) -> usize {

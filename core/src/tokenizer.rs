@@ -5,7 +5,7 @@
 use core::cmp::Ordering;
 
 use crate::format::{read_u32, Metadata};
-use crate::planner::{ChunkKind, Probe, CHARGES};
+use crate::planner::{ChunkKind, Probe};
 pub use crate::state::NO_TOKEN;
 use crate::state::{Header, Phase};
 use crate::Error;
@@ -178,7 +178,7 @@ pub(crate) fn tokenize<P: Probe>(
     left: u32,
     probe: &mut P,
 ) -> Result<u32, Error> {
-    let ch = &CHARGES;
+    let ch = m.config.charges.table();
     let vocab = m.config.vocab_size;
     let mut used = 0u32;
     probe.begin();

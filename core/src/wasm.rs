@@ -3,12 +3,18 @@
 //! number the module computes comes from the same core functions the native
 //! and SBF builds call. `docs/spec.md` ("WebAssembly exports") lists them:
 //! `alloc`, `dealloc`, `state_size`, `state_layout`, `init_state`,
-//! `plan_turn`, `turn_with_sections`, `turn`, `required_section`, `quote`,
-//! `convert` and `result_len`.
+//! `plan_turn`, `plan_turn_with`, `turn_with_sections`, `turn_with_allowance`, `turn`,
+//! `required_section`, `quote`, `convert`, `convert_with` and `result_len`.
 //!
 //! Conventions, shared by every export:
 //! - Pointers and lengths are `u32` (`usize` on wasm32). A configuration is a
 //!   pointer to 28 bytes, the seven `u32` of `Config::read`.
+//! - The charge table a model's turns are planned with is in its artifact's
+//!   flags (`FLAG_MEASURED_CHARGES`), not in those 28 bytes: the exports that
+//!   take section zero (`turn_with_sections`, `turn_with_allowance`, `turn`,
+//!   `quote`) read it there,
+//!   `plan_turn_with` takes the flags word as a parameter, and `plan_turn`
+//!   and `required_section` plan with the specification's table.
 //! - A buffer of length zero is empty whatever its pointer. A buffer of
 //!   nonzero length whose pointer is zero, or which does not lie inside the
 //!   linear memory, is refused with the error of the argument it is for:
@@ -42,7 +48,7 @@
 use core::sync::atomic::{AtomicUsize, Ordering};
 use std::alloc::Layout;
 
-use crate::format::Config;
+use crate::format::{charge_table_of, ChargeTable, Config};
 use crate::inference::{self, TurnInput, TurnSections, WeightSection};
 use crate::planner::{self, CHARGES};
 use crate::state::{self, StateLayout};
@@ -167,6 +173,15 @@ unsafe fn read_config(ptr: usize) -> Result<Config, Error> {
     Config::read(unsafe { region.bytes() })
 }
 
+/// `config` planned with the table section zero's flags choose.
+///
+/// # Safety
+/// The caller's contract (module comment); `metadata` from `Region::new`.
+unsafe fn with_table_of(config: Config, metadata: Region) -> Config {
+    // SAFETY: as the caller's; the flags word is copied out at once.
+    config.with_charges(charge_table_of(unsafe { metadata.bytes() }))
+}
+
 /// Refuses a state that overlaps any of `others`.
 fn state_apart(state: Region, others: &[Region]) -> Result<(), Error> {
     if others.iter().any(|r| r.overlaps(state)) {
@@ -278,7 +293,8 @@ pub unsafe extern "C" fn init_state(
 
 /// Writes the next turn's plan at `output`: section count, first section,
 /// second section, estimated compute units and the most tokens the turn can
-/// complete, five little-endian `u32`. Unused section slots are 0.
+/// complete, five little-endian `u32`. Unused section slots are 0. Planned
+/// with the specification's table and the default allowance.
 #[cfg_attr(target_arch = "wasm32", no_mangle)]
 pub unsafe extern "C" fn plan_turn(
     config: usize,
@@ -286,13 +302,30 @@ pub unsafe extern "C" fn plan_turn(
     state_length: usize,
     output: usize,
 ) -> u32 {
+    // SAFETY: the same contract, passed on.
+    unsafe { plan_turn_with(config, 0, CHARGES.allowance, state, state_length, output) }
+}
+
+/// `plan_turn` for a model's own table and a config account's allowance:
+/// `flags` is the artifact's flags word (header offset 44; bit 1 chooses the
+/// measured table, the other bits are not read), `allowance` 22,096 to
+/// 1,350,000 compute units.
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn plan_turn_with(
+    config: usize,
+    flags: u32,
+    allowance: u32,
+    state: usize,
+    state_length: usize,
+    output: usize,
+) -> u32 {
     let run = || -> Result<(), Error> {
         // SAFETY: the contract of the export; the state's borrow ends with
         // the plan, before the output is written.
-        let config = unsafe { read_config(config) }?;
+        let config = unsafe { read_config(config) }?.with_charges(ChargeTable::from_flags(flags));
         let state = Region::new(state, state_length, Error::InvalidState)?;
         let output = Region::new(output, PLAN_LEN, Error::BufferTooSmall)?;
-        let plan = planner::plan_turn(config, unsafe { state.bytes() })?;
+        let plan = planner::plan_turn_with(config, unsafe { state.bytes() }, allowance)?;
         let count = plan.section_count.min(2);
         let section = |i: usize| if i < count { plan.sections[i] } else { 0 };
         let (cu, most) = (plan.estimated_cu, plan.max_generated);
@@ -304,11 +337,45 @@ pub unsafe extern "C" fn plan_turn(
 }
 
 /// Runs one turn with the sections its plan names, in the plan's order; a
-/// slot the plan leaves out is not read (a caller passes it empty).
+/// slot the plan leaves out is not read (a caller passes it empty). Under
+/// the default allowance, with the table section zero's flags choose.
 #[cfg_attr(target_arch = "wasm32", no_mangle)]
 #[allow(clippy::too_many_arguments)] // the export's signature (docs/spec.md)
 pub unsafe extern "C" fn turn_with_sections(
     config: usize,
+    state: usize,
+    state_length: usize,
+    metadata: usize,
+    metadata_length: usize,
+    first: usize,
+    first_length: usize,
+    second: usize,
+    second_length: usize,
+) -> u32 {
+    // SAFETY: the same contract, passed on.
+    unsafe {
+        turn_with_allowance(
+            config,
+            CHARGES.allowance,
+            state,
+            state_length,
+            metadata,
+            metadata_length,
+            first,
+            first_length,
+            second,
+            second_length,
+        )
+    }
+}
+
+/// `turn_with_sections` under a config account's allowance (22,096 to
+/// 1,350,000 compute units), as the program runs a turn under it.
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+#[allow(clippy::too_many_arguments)] // the export's signature (docs/spec.md)
+pub unsafe extern "C" fn turn_with_allowance(
+    config: usize,
+    allowance: u32,
     state: usize,
     state_length: usize,
     metadata: usize,
@@ -324,6 +391,7 @@ pub unsafe extern "C" fn turn_with_sections(
         let config = unsafe { read_config(config) }?;
         let state = Region::new(state, state_length, Error::InvalidState)?;
         let metadata = Region::new(metadata, metadata_length, Error::InvalidFormat)?;
+        let config = unsafe { with_table_of(config, metadata) };
         let slots = [
             Region::new(first, first_length, Error::MissingWeights)?,
             Region::new(second, second_length, Error::MissingWeights)?,
@@ -332,7 +400,7 @@ pub unsafe extern "C" fn turn_with_sections(
         let state = unsafe { state.bytes_mut() };
         // The plan gives the slots their section indices, and the turn
         // checks the sections against it rather than planning again.
-        let plan = planner::plan_turn(config, state)?;
+        let plan = planner::plan_turn_with(config, state, allowance)?;
         let sections = TurnSections::collect(plan.section_count, |i| {
             let bytes = unsafe { slots[i].bytes() };
             let index = plan.sections[i];
@@ -342,7 +410,7 @@ pub unsafe extern "C" fn turn_with_sections(
             config,
             metadata: unsafe { metadata.bytes() },
             sections: &sections,
-            allowance: CHARGES.allowance,
+            allowance,
         };
         inference::turn_with(&input, Some(&plan), state).map(|_| ())
     };
@@ -365,6 +433,7 @@ pub unsafe extern "C" fn quote(
         // SAFETY (every block below): the contract of the export.
         let config = unsafe { read_config(config) }?;
         let metadata = Region::new(metadata, metadata_length, Error::InvalidFormat)?;
+        let config = unsafe { with_table_of(config, metadata) };
         let prompt = Region::new(prompt, prompt_length, Error::InvalidPrompt)?;
         let size = state::state_size(config, prompt_length, max_tokens)?;
         // u64 words keep the scratch state aligned to eight; a failed
@@ -392,7 +461,8 @@ pub unsafe extern "C" fn quote(
 /// address (memory from `alloc`, released with `dealloc(pointer,
 /// result_len())`), with `result_len` its length; or 0, with `result_len`
 /// the core error's number (`BufferTooSmall` when memory runs out for the
-/// copy; the converter's own allocations abort instead).
+/// copy; the converter's own allocations abort instead). The artifact is
+/// planned with the specification's charges.
 #[cfg_attr(target_arch = "wasm32", no_mangle)]
 pub unsafe extern "C" fn convert(
     checkpoint: usize,
@@ -400,13 +470,38 @@ pub unsafe extern "C" fn convert(
     tokenizer: usize,
     tokenizer_length: usize,
 ) -> usize {
+    // SAFETY: the same contract, passed on.
+    unsafe {
+        convert_with(
+            checkpoint,
+            checkpoint_length,
+            tokenizer,
+            tokenizer_length,
+            0,
+        )
+    }
+}
+
+/// `convert`, planned with the table `flags` chooses: bit 1
+/// (`FLAG_MEASURED_CHARGES`) for the measured one; the other bits are not
+/// read (the classifier's bit comes from the checkpoint).
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn convert_with(
+    checkpoint: usize,
+    checkpoint_length: usize,
+    tokenizer: usize,
+    tokenizer_length: usize,
+    flags: u32,
+) -> usize {
     let run = || -> Result<(usize, usize), Error> {
         // SAFETY (every block below): the contract of the export; the
         // artifact is copied into a fresh allocation no input overlaps.
         let checkpoint = Region::new(checkpoint, checkpoint_length, Error::InvalidFormat)?;
         let tokenizer = Region::new(tokenizer, tokenizer_length, Error::InvalidFormat)?;
         let (checkpoint, tokenizer) = unsafe { (checkpoint.bytes(), tokenizer.bytes()) };
-        let artifact = converter::convert(checkpoint, tokenizer)?;
+        let charges = ChargeTable::from_flags(flags);
+        let artifact = converter::convert_explained(checkpoint, tokenizer, charges)
+            .map_err(|(_, refusal)| refusal.error)?;
         // Copied into `alloc`'s layout so that `dealloc(pointer, length)`
         // releases it like any other buffer.
         let len = artifact.len();
@@ -434,6 +529,7 @@ pub extern "C" fn result_len() -> usize {
 
 /// The first section the next turn reads: 0 for a turn that reads section
 /// zero alone, `0xFFFFFFFF` when the state or configuration does not check.
+/// Planned as `plan_turn` plans (`plan_turn_with` for a model's own table).
 #[cfg_attr(target_arch = "wasm32", no_mangle)]
 pub unsafe extern "C" fn required_section(config: usize, state: usize, state_length: usize) -> u32 {
     let run = || -> Result<u32, Error> {

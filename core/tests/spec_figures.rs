@@ -1,12 +1,14 @@
 //! Every figure `docs/spec.md` gives: state sizes, encodings, quotes and
-//! "One position, added up".
+//! "One position, added up", under the specification's table and the
+//! measured one.
 
 mod common;
 
 use common::*;
 use curta_core::convert::STORIES15M;
+use curta_core::format::ChargeTable;
 use curta_core::inference::quote_turns;
-use curta_core::planner::{Walker, CHARGES};
+use curta_core::planner::{Walker, CHARGES, MEASURED_CHARGES};
 use curta_core::protocol::RUN_HEADER_LEN;
 use curta_core::state::{Cursor, Phase, RunShape};
 use curta_core::{output_tokens, state_size, Config};
@@ -87,6 +89,42 @@ fn quotes_match_the_specification() {
 }
 
 #[test]
+fn quotes_under_the_measured_table() {
+    assert_eq!(quote(stories260k_measured(), PROMPT, 12), 16);
+    assert_eq!(quote(stories15m_measured(), PROMPT, 8), 396);
+    assert_eq!(quote(stories260k_measured(), b"", 512), 1_122);
+}
+
+/// The same run under the two tables ends in the same state, byte for byte,
+/// but the count of turns: the tables move the cuts, never the work.
+#[test]
+fn both_tables_give_the_same_state_but_the_turn_count() {
+    use curta_core::state::field;
+    for (spec, measured, max_tokens, temperature_q16, seed) in [
+        (stories260k(), stories260k_measured(), 12, 0, 0),
+        (stories260k(), stories260k_measured(), 24, 52_429, 1),
+        (stories15m(), stories15m_measured(), 8, 0, 0),
+    ] {
+        let run = |artifact: &[u8]| {
+            let m = metadata(artifact);
+            let mut state = new_state(m.config, PROMPT, max_tokens, temperature_q16, seed);
+            let turns = run_to_end(artifact, &m, &mut state);
+            state[field::TURNS..field::TURNS + 8].fill(0);
+            (state, turns)
+        };
+        let ((a, spec_turns), (b, measured_turns)) = (run(spec), run(measured));
+        assert!(
+            a[..] == b[..],
+            "the final states differ at T={temperature_q16}"
+        );
+        assert!(
+            measured_turns < spec_turns,
+            "{measured_turns} vs {spec_turns}"
+        );
+    }
+}
+
+#[test]
 fn a_quote_counts_the_turns_a_run_takes() {
     let artifact = stories260k();
     let m = metadata(artifact);
@@ -96,7 +134,8 @@ fn a_quote_counts_the_turns_a_run_takes() {
 }
 
 /// The charges of one generating position, summed per phase, from a state
-/// put at phase 3 of `position` at temperature zero.
+/// put at phase 3 of `position` at temperature zero, under the table
+/// `config.charges` chooses.
 fn one_position(config: &Config, position: u32) -> ([u64; 20], u64) {
     let run = RunShape {
         prompt_tokens: 1,
@@ -168,6 +207,19 @@ fn plans_equal_the_chunk_walk() {
         (stories260k_config(), 5, 507, 0),
         (STORIES15M, 5, 252, 0),
         (stories260k_config(), 1, 512, 52_429),
+        (
+            stories260k_config().with_charges(ChargeTable::Measured),
+            5,
+            507,
+            0,
+        ),
+        (STORIES15M.with_charges(ChargeTable::Measured), 5, 252, 0),
+        (
+            stories260k_config().with_charges(ChargeTable::Measured),
+            1,
+            512,
+            52_429,
+        ),
     ] {
         let run = RunShape {
             prompt_tokens,
@@ -199,4 +251,57 @@ fn plans_equal_the_chunk_walk() {
             turns += 1;
         }
     }
+}
+
+#[test]
+fn one_position_added_up_under_the_measured_table() {
+    // docs/spec.md, "The measured table": the same rows as above.
+    let rows: [(&[u32], u64, u64); 17] = [
+        (&[3], 1_088, 3_776),
+        (&[4], 15_820, 74_088),
+        (&[5], 82_880, 1_788_864),
+        (&[6], 47_360, 1_825_280),
+        (&[7], 47_360, 1_825_280),
+        (&[8], 14_920, 74_352),
+        (&[9], 3_586_904, 7_775_376),
+        (&[10], 82_880, 1_788_864),
+        (&[11], 17_740, 84_456),
+        (&[12], 211_940, 4_749_184),
+        (&[13], 213_220, 4_749_184),
+        (&[14], 18_200, 93_360),
+        (&[15], 222_680, 4_753_984),
+        (&[16], 2_880, 11_520),
+        (&[17], 3_164, 12_348),
+        (&[18], 123_648, 32_824_000),
+        (&[19], 4_332, 193_260),
+    ];
+    let measured = ChargeTable::Measured;
+    let (s260, t260) = one_position(&stories260k_config().with_charges(measured), 511);
+    let (s15, t15) = one_position(&STORIES15M.with_charges(measured), 255);
+    for (phases, a, b) in rows {
+        let sum = |s: &[u64; 20]| phases.iter().map(|&p| s[p as usize]).sum::<u64>();
+        assert_eq!((sum(&s260), sum(&s15)), (a, b), "phase {phases:?}");
+    }
+    assert_eq!((t260, t15), (4, 47));
+    let fixed = |turns: u64| turns * MEASURED_CHARGES.turn as u64;
+    assert_eq!((fixed(t260), fixed(t15)), (24_000, 282_000));
+    let total = |s: &[u64; 20], t: u64| s.iter().sum::<u64>() + fixed(t);
+    assert_eq!(total(&s260, t260), 4_721_016);
+    assert_eq!(total(&s15, t15), 62_909_176);
+}
+
+/// `docs/spec.md`, "Conversion": the measured table sets the flags' bit 1,
+/// and nothing else in the artifact changes.
+#[test]
+fn a_measured_artifact_differs_in_its_flag_alone() {
+    use curta_core::format::{header, FLAG_MEASURED_CHARGES};
+    let (spec, measured) = (stories260k(), stories260k_measured());
+    assert_eq!(spec.len(), measured.len());
+    let flags = header::FLAGS..header::FLAGS + 4;
+    let word = |a: &[u8]| u32::from_le_bytes(a[flags.clone()].try_into().unwrap());
+    assert_eq!(word(measured), word(spec) | FLAG_MEASURED_CHARGES);
+    assert_eq!(spec[..flags.start], measured[..flags.start]);
+    assert_eq!(spec[flags.end..], measured[flags.end..]);
+    assert_eq!(metadata(measured).config.charges, ChargeTable::Measured);
+    assert_eq!(metadata(spec).config.charges, ChargeTable::Specification);
 }

@@ -188,10 +188,10 @@ fn bound_to(
     Ok(())
 }
 
-/// The model's own configuration.
+/// The model's own configuration, planned with the table its flags choose.
 #[inline(always)]
 pub fn model_config(m: &ModelAccount) -> Result<Config, ProgramError> {
-    Config::read(m.model_config()).map_err(core_error)
+    m.config().map_err(core_error)
 }
 
 /// Moves all of `from`'s lamports to `to` and closes `from`. The two are

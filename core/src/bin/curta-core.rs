@@ -5,7 +5,9 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use curta_core::convert::{convert_explained, open_artifact, Input};
-use curta_core::format::{header, LayerMatrix, Metadata, MAGIC, SECTION_TABLE, VERSION};
+use curta_core::format::{
+    header, ChargeTable, LayerMatrix, Metadata, MAGIC, SECTION_TABLE, VERSION,
+};
 use curta_core::inference::{self, plan_sections, RunParams, TurnInput};
 use curta_core::planner::{self, CHARGES};
 use curta_core::protocol::RUN_HEADER_LEN;
@@ -17,7 +19,7 @@ use curta_core::{
 };
 
 const USAGE: &str = "usage:
-  curta-core convert CHECKPOINT TOKENIZER -o OUT.curta
+  curta-core convert CHECKPOINT TOKENIZER -o OUT.curta [--charges TABLE]
   curta-core synthesize (--shape stories15M | --config D,H,L,NH,NKV,V,S) [--seed S] -o OUT.bin
   curta-core inspect ARTIFACT [--json]
   curta-core quote ARTIFACT (--prompt TEXT | --prompt-file FILE) --max-tokens N
@@ -28,6 +30,10 @@ const USAGE: &str = "usage:
   curta-core plan ARTIFACT --state FILE [--allowance CU] [--json]
   curta-core --help | --version
 
+--charges chooses the table the model's turns are planned with:
+`specification` (the default, docs/spec.md's) or `measured` (Curta's own
+program, measured, with margin: fewer, fuller turns). quote, run and plan
+use the artifact's table.
 --allowance is the config's turn allowance in compute units (22,096 to
 1,350,000; 1,350,000 by default). `plan` prints the next turn of a state
 (a file `run --states` writes, or a run account's bytes from offset 256):
@@ -162,26 +168,35 @@ fn dispatch(args: &[String]) -> Result<(), Failure> {
     let args = Args::parse(rest)?;
     match command.as_str() {
         "convert" => {
-            args.check(2, &["-o"])?;
+            args.check(2, &["-o", "--charges"])?;
             let out = args
                 .get("-o")
                 .ok_or_else(|| Failure::Usage("convert needs -o OUT".into()))?;
+            let charges = match args.get("--charges") {
+                None => ChargeTable::Specification,
+                Some(name) => ChargeTable::from_name(name).ok_or_else(|| {
+                    Failure::Usage(format!(
+                        "--charges {name}: the tables are `specification` and `measured`"
+                    ))
+                })?,
+            };
             let (checkpoint, tokenizer) = (&args.positional[0], &args.positional[1]);
-            let artifact = convert_explained(&read(checkpoint)?, &read(tokenizer)?).map_err(
-                |(input, r)| {
+            let (checkpoint_bytes, tokenizer_bytes) = (read(checkpoint)?, read(tokenizer)?);
+            let artifact = convert_explained(&checkpoint_bytes, &tokenizer_bytes, charges)
+                .map_err(|(input, r)| {
                     let (path, kind) = match input {
                         Input::Checkpoint => (checkpoint, "llama2.c checkpoint"),
                         Input::Tokenizer => (tokenizer, "llama2.c tokenizer for this checkpoint"),
                     };
                     refused(r.error, format!("{path} is not a {kind}: {}", r.reason))
-                },
-            )?;
+                })?;
             write(std::path::Path::new(out), &artifact)?;
             let m = open_artifact(&artifact)?;
             println!(
-                "wrote {out}: {} bytes, {} sections",
+                "wrote {out}: {} bytes, {} sections, {} charges",
                 artifact.len(),
-                m.section_count()
+                m.section_count(),
+                charges.name()
             );
             Ok(())
         }
@@ -204,6 +219,7 @@ fn dispatch(args: &[String]) -> Result<(), Failure> {
                             n_kv_heads: values[4],
                             vocab_size: values[5],
                             seq_len: values[6],
+                            charges: ChargeTable::Specification,
                         };
                         match config.out_of_range() {
                             Some(problem) => refused(e, format!("--config {list}: {problem}")),
@@ -404,9 +420,9 @@ fn inspect(m: &Metadata, json: bool) {
             })
             .collect();
         println!(
-            "{{\"config\":{{\"dim\":{},\"hidden_dim\":{},\"n_layers\":{},\"n_heads\":{},\"n_kv_heads\":{},\"vocab_size\":{},\"seq_len\":{}}},\"shared_classifier\":{},\"artifact_len\":{},\"sections\":[{}],\"matrices\":[{}]}}",
+            "{{\"config\":{{\"dim\":{},\"hidden_dim\":{},\"n_layers\":{},\"n_heads\":{},\"n_kv_heads\":{},\"vocab_size\":{},\"seq_len\":{}}},\"charges\":\"{}\",\"shared_classifier\":{},\"artifact_len\":{},\"sections\":[{}],\"matrices\":[{}]}}",
             c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size, c.seq_len,
-            m.shared_classifier, m.artifact_len(), sections.join(","), mats.join(",")
+            c.charges.name(), m.shared_classifier, m.artifact_len(), sections.join(","), mats.join(",")
         );
         return;
     }
@@ -422,6 +438,7 @@ fn inspect(m: &Metadata, json: bool) {
             "its own"
         }
     );
+    println!("charges: the {} table", c.charges.name());
     println!("artifact: {} bytes", m.artifact_len());
     for i in 0..m.section_count() {
         println!(
@@ -740,6 +757,7 @@ fn config_at(artifact: &[u8]) -> Config {
         n_kv_heads: word(4),
         vocab_size: word(5),
         seq_len: word(6),
+        charges: curta_core::format::charge_table_of(artifact),
     }
 }
 

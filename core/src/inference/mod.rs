@@ -276,17 +276,18 @@ fn run_turn<P: Probe>(
 
     if h.phase.is_tokenizing() {
         let b = Buffers::carve(state, &layout);
+        let per_turn = config.charges.table().turn;
         let used = tokenizer::tokenize(
             &m,
             &mut h,
             (b.prompt, b.prompt_tokens),
-            input.allowance - CHARGES.turn,
+            input.allowance - per_turn,
             probe,
         )?;
         if used == 0 {
             return Err(Error::InvalidConfig);
         }
-        result.work = CHARGES.turn + used;
+        result.work = per_turn + used;
     } else {
         // The sections given, each long enough for what it holds; a plan,
         // if given, names none that is missing.

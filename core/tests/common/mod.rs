@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use curta_core::convert::{convert, synthetic_checkpoint, STORIES15M};
+use curta_core::convert::{convert, convert_explained, synthetic_checkpoint, STORIES15M};
+use curta_core::format::ChargeTable;
 use curta_core::{planner, state_size, turn, Config, Metadata, StateInfo, WeightSection};
 
 /// `CURTA_MODELS`, else the `models/` folder `scripts/fetch-models.sh` fills.
@@ -38,6 +39,25 @@ pub fn stories15m() -> &'static [u8] {
     A.get_or_init(|| {
         let checkpoint = synthetic_checkpoint(&STORIES15M, 1).unwrap();
         convert(&checkpoint, &model_file("tokenizer.bin")).unwrap()
+    })
+}
+
+/// stories260K planned with the measured charge table.
+pub fn stories260k_measured() -> &'static [u8] {
+    static A: OnceLock<Vec<u8>> = OnceLock::new();
+    A.get_or_init(|| {
+        let (checkpoint, tokenizer) = (model_file("stories260K.bin"), model_file("tok512.bin"));
+        convert_explained(&checkpoint, &tokenizer, ChargeTable::Measured).unwrap()
+    })
+}
+
+/// The stories15M shape planned with the measured charge table.
+pub fn stories15m_measured() -> &'static [u8] {
+    static A: OnceLock<Vec<u8>> = OnceLock::new();
+    A.get_or_init(|| {
+        let checkpoint = synthetic_checkpoint(&STORIES15M, 1).unwrap();
+        let tokenizer = model_file("tokenizer.bin");
+        convert_explained(&checkpoint, &tokenizer, ChargeTable::Measured).unwrap()
     })
 }
 

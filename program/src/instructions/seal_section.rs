@@ -4,7 +4,7 @@
 //! instruction and leaves the section as it was: still writable, the seal's
 //! progress kept (a `write` below it restarts it), so nothing is stuck.
 
-use curta_core::format::{Metadata, FLAG_SHARED_CLASSIFIER};
+use curta_core::format::Metadata;
 use curta_core::protocol::{
     model, Address, ModelAccountMut, WeightAccountMut, HASH_CHUNK, SEAL_BYTES_PER_CALL,
 };
@@ -58,12 +58,7 @@ pub fn seal_section(
         // flags (hence every section's length) are the ones recorded.
         if section == 0 {
             let meta = Metadata::new(bytes).map_err(core_error)?;
-            let flags = if meta.shared_classifier {
-                FLAG_SHARED_CLASSIFIER
-            } else {
-                0
-            };
-            if meta.config != model_config(&m)? || flags != m.flags() {
+            if meta.config != model_config(&m)? || meta.flags() != m.flags() {
                 return Err(CurtaError::WrongConfig.into());
             }
         }
