@@ -5,7 +5,7 @@ use std::sync::Once;
 
 use curta_client::instructions::{self as ix, ModelKeys, ModelParams};
 use curta_client::packing::{self, PACKET_DATA_SIZE};
-use curta_core::format::{Layout, FLAG_SHARED_CLASSIFIER};
+use curta_core::format::Layout;
 use curta_core::inference::RunParams;
 use curta_core::protocol::{
     self, model, run, weight, ConfigAccountMut, ModelAccount, ModelAccountMut, ModelInit,
@@ -505,11 +505,7 @@ pub fn model_params(m: &Metadata, royalty: u64) -> ModelParams {
     ModelParams {
         royalty,
         config: m.config,
-        flags: if m.shared_classifier {
-            FLAG_SHARED_CLASSIFIER
-        } else {
-            0
-        },
+        flags: m.flags(),
         zero_len: m.section_len(0) as u64,
     }
 }

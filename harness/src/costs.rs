@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use curta_core::inference::{plan_sections, turn_probed, TurnInput};
-use curta_core::planner::{self, ChunkKind, Probe, CHARGES};
+use curta_core::planner::{self, ChunkKind, Probe, CHARGES, MEASURED_CHARGES};
 use curta_core::protocol::run;
 use curta_core::state::StateBuffer;
 use curta_core::{Metadata, Phase, StateInfo};
@@ -48,6 +48,8 @@ pub struct TurnCosts {
     pub parts: Vec<(&'static str, u64)>,
     /// The program's compute units less its chunks' and the probe's.
     pub overhead: u64,
+    /// What the model's table charges a turn for that overhead.
+    pub overhead_charge: u64,
 }
 
 /// The walker's finding a chunk: per chunk, and in the chunk's figures.
@@ -151,7 +153,9 @@ pub async fn measure(spec: &RunSpec) -> Vec<TurnCosts> {
         ix.accounts.push(AccountMeta::new(probe, false));
         let out = c.send(&[ix], &[]).await;
         assert_eq!(out.result, Ok(()), "{}: turn: {:#?}", spec.name, out.logs);
-        turns.push(read_turn(&c.data(&probe).await, &events, out.program_cu));
+        let mut costs = read_turn(&c.data(&probe).await, &events, out.program_cu);
+        costs.overhead_charge = m.config.charges.table().turn as u64;
+        turns.push(costs);
     }
 }
 
@@ -223,6 +227,7 @@ fn read_turn(probe: &[u8], events: &[Event], program_cu: u64) -> TurnCosts {
     let in_chunks: u64 = chunks.iter().map(|c| c.cost as u64).sum();
     TurnCosts {
         overhead: program_cu.saturating_sub(in_chunks + n as u64 * mark),
+        overhead_charge: CHARGES.turn as u64,
         chunks,
         parts,
     }
@@ -325,12 +330,12 @@ pub fn overruns(runs: &[(String, Vec<TurnCosts>)]) -> Vec<String> {
                     c.charge
                 ));
             }
-            if t.overhead > CHARGES.turn as u64 {
+            if t.overhead > t.overhead_charge {
                 out.push(format!(
                     "{name} turn {}: the turn's own overhead is {} CU, charged {}",
                     i + 1,
                     t.overhead,
-                    CHARGES.turn
+                    t.overhead_charge
                 ));
             }
         }
@@ -351,9 +356,9 @@ pub fn render(runs: &[(String, Vec<TurnCosts>)], models: &BTreeMap<String, Strin
     );
     let _ = writeln!(
         md,
-        "| Model | Chunk | Chunks | Per unit: cost | charge | Fixed: cost | charge | Nearest: units | cost | charge |"
+        "| Model | Chunk | Chunks | Per unit: cost | charge | Fixed: cost | charge | Nearest: units | cost | charge | margin |"
     );
-    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|---|");
     let by_model: Vec<(String, Vec<TurnCosts>)> = runs
         .iter()
         .map(|(name, t)| (models.get(name).cloned().unwrap_or_default(), t.clone()))
@@ -362,7 +367,7 @@ pub fn render(runs: &[(String, Vec<TurnCosts>)], models: &BTreeMap<String, Strin
         let w = s.worst.expect("a kind seen has a chunk");
         let _ = writeln!(
             md,
-            "| {model} | {} | {} | {:.1} | {:.1} | {:.0} | {:.0} | {} | {} | {} |",
+            "| {model} | {} | {} | {:.1} | {:.1} | {:.0} | {:.0} | {} | {} | {} | {:.1}% |",
             kind_name(kind),
             s.chunks,
             s.cost_fit.1,
@@ -371,7 +376,8 @@ pub fn render(runs: &[(String, Vec<TurnCosts>)], models: &BTreeMap<String, Strin
             s.charge_fit.0,
             w.units,
             w.cost,
-            w.charge
+            w.charge,
+            100.0 * (w.charge as f64 / w.cost.max(1) as f64 - 1.0)
         );
     }
     let overheads: Vec<(u64, &str, usize)> = runs
@@ -387,10 +393,12 @@ pub fn render(runs: &[(String, Vec<TurnCosts>)], models: &BTreeMap<String, Strin
     let _ = writeln!(
         md,
         "\nA turn's own compute units (accounts, checks, payment, receipt), outside its chunks: \
-         peak {peak} ({at}, turn {turn}), mean {mean:.0}, over {} turns; charged {}. By part \
-         (finding each chunk: per chunk, in the chunks' figures above), mean and peak:\n",
+         peak {peak} ({at}, turn {turn}), mean {mean:.0}, over {} turns; charged {} by the \
+         specification's table, {} by the measured one. By part (finding each chunk: per chunk, \
+         in the chunks' figures above), mean and peak:\n",
         overheads.len(),
-        CHARGES.turn
+        CHARGES.turn,
+        MEASURED_CHARGES.turn
     );
     let _ = writeln!(md, "| Part | Mean | Peak |\n|---|---|---|");
     for name in [WALK, SETUP].iter().chain(&PARTS).copied() {

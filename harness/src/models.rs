@@ -4,8 +4,8 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use curta_core::convert::{convert, synthetic_checkpoint, STORIES15M};
-use curta_core::format::SECTION_TABLE;
+use curta_core::convert::{convert_explained, synthetic_checkpoint, STORIES15M};
+use curta_core::format::{ChargeTable, SECTION_TABLE};
 use curta_core::Metadata;
 
 /// `CURTA_MODELS`, else the `models/` folder `scripts/fetch-models.sh` fills.
@@ -22,13 +22,26 @@ fn read(name: &str) -> Vec<u8> {
         .unwrap_or_else(|e| panic!("{}: {e} (run scripts/fetch-models.sh)", path.display()))
 }
 
-/// The models a run may name.
+/// The models a run may name, each planned with the specification's charges;
+/// a name followed by `MEASURED` is the same model planned with the
+/// measured table (`stories260K+measured`).
 pub const MODELS: [&str; 3] = ["stories260K", "aidreams260K", "stories15M-synthetic"];
+
+/// The suffix of a model name that chooses the measured charge table.
+pub const MEASURED: &str = "+measured";
+
+/// A model name's base model and charge table.
+pub fn charges_of(model: &str) -> (&str, ChargeTable) {
+    match model.strip_suffix(MEASURED) {
+        Some(base) => (base, ChargeTable::Measured),
+        None => (model, ChargeTable::Specification),
+    }
+}
 
 /// The files a model is converted from: a checkpoint (none for the
 /// synthetic one) and a tokenizer.
 pub fn files(model: &str) -> &'static [&'static str] {
-    match model {
+    match charges_of(model).0 {
         "stories260K" => &["stories260K.bin", "tok512.bin"],
         "aidreams260K" => &["aidreams260K.bin", "tok512-aidreams.bin"],
         "stories15M-synthetic" => &["tokenizer.bin"],
@@ -52,7 +65,11 @@ pub fn unavailable(model: &str) -> Option<String> {
 }
 
 fn build(model: &str) -> Vec<u8> {
-    let artifact = match (model, files(model)) {
+    let (base, charges) = charges_of(model);
+    let convert = |checkpoint: &[u8], tokenizer: &[u8]| {
+        convert_explained(checkpoint, tokenizer, charges).map_err(|(_, r)| r.error)
+    };
+    let artifact = match (base, files(model)) {
         // The stories15M shape: deterministic synthetic weights (seed 1)
         // with llama2's real tokenizer.
         ("stories15M-synthetic", [tokenizer]) => convert(

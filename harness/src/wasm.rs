@@ -14,6 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use curta_core::format::{header, read_u32, read_u64, Config, SECTION_ENTRY_LEN, SECTION_TABLE};
+use curta_core::planner::CHARGES;
 use wasmtime::{Engine, Instance, Memory, Module, Store, TypedFunc};
 
 use crate::manifest::RunSpec;
@@ -36,7 +37,7 @@ pub struct WasmCore {
     state_size: TypedFunc<(u32, u32, u32), u32>,
     #[allow(clippy::type_complexity)] // the exports' signature (docs/spec.md)
     init_state: TypedFunc<(u32, u32, u32, u32, u32, u32, u32, u32, u32), u32>,
-    plan_turn: TypedFunc<(u32, u32, u32, u32), u32>,
+    plan_turn_with: TypedFunc<(u32, u32, u32, u32, u32, u32), u32>,
     #[allow(clippy::type_complexity)] // the exports' signature (docs/spec.md)
     turn_with_sections: TypedFunc<(u32, u32, u32, u32, u32, u32, u32, u32, u32), u32>,
     convert: TypedFunc<(u32, u32, u32, u32), u32>,
@@ -63,6 +64,8 @@ pub struct WasmRun {
     /// The configuration: the 28 bytes of the artifact's header that hold
     /// it, the seven `u32` in the order the exports read them.
     config: u32,
+    /// The artifact's flags word, which chooses the charge table.
+    flags: u32,
     state: Span,
     /// Section zero.
     metadata: Span,
@@ -102,7 +105,7 @@ impl WasmCore {
             dealloc: export!("dealloc"),
             state_size: export!("state_size"),
             init_state: export!("init_state"),
-            plan_turn: export!("plan_turn"),
+            plan_turn_with: export!("plan_turn_with"),
             turn_with_sections: export!("turn_with_sections"),
             convert: export!("convert"),
             result_len: export!("result_len"),
@@ -124,6 +127,7 @@ impl WasmCore {
         let mut run = WasmRun {
             artifact: art,
             config: art.ptr + header::CONFIG as u32,
+            flags: read_u32(artifact, header::FLAGS),
             state: Span::EMPTY,
             metadata: at(table[0]),
             sections: table.iter().map(|&s| at(s)).collect(),
@@ -172,11 +176,20 @@ impl WasmCore {
         }
     }
 
-    /// One turn: `plan_turn` (20-byte output) to choose sections, then `turn_with_sections` with the sections the plan names (empty slots 0,0). Returns Err(core error number) on a core error.
+    /// One turn: `plan_turn_with` (the artifact's flags, the default
+    /// allowance; 20-byte output) to choose sections, then
+    /// `turn_with_sections` with the sections the plan names (empty slots
+    /// 0,0). Returns Err(core error number) on a core error.
     pub fn step(&mut self, run: &WasmRun) -> Result<(), u32> {
         let state = run.state;
-        let args = (run.config, state.ptr, state.len, run.plan);
-        let status = done("plan_turn", self.plan_turn.call(&mut self.store, args));
+        let allowance = CHARGES.allowance;
+        let args = (
+            run.config, run.flags, allowance, state.ptr, state.len, run.plan,
+        );
+        let status = done(
+            "plan_turn_with",
+            self.plan_turn_with.call(&mut self.store, args),
+        );
         if status != 0 {
             return Err(status);
         }

@@ -523,6 +523,7 @@ const WIDE: Config = Config {
     n_kv_heads: 8,
     vocab_size: 512,
     seq_len: 16,
+    charges: curta_core::format::ChargeTable::Specification,
 };
 
 /// A llama2.c checkpoint of `c` whose every weight is zero.
@@ -861,4 +862,42 @@ async fn an_account_with_a_stray_byte_is_never_initialized() {
     assert!(data[model::HEADER_LEN..]
         .chunks(model::ENTRY_LEN)
         .all(|entry| entry[..32] == [0; 32] && entry[40..] == [0; 32]));
+}
+
+/// A model's charge table is its section zero's: a model created for the
+/// measured table cannot seal a section zero planned with the
+/// specification's, and seals the measured one.
+#[tokio::test]
+async fn a_model_seals_only_the_section_zero_of_its_own_charge_table() {
+    let mut e = env().await;
+    let owner = e.owner.insecure_clone();
+    let config = e.config();
+    let (spec, measured) = (artifact("stories260K"), artifact("stories260K+measured"));
+    let keys = e
+        .chain
+        .init_model(
+            &Keypair::new(),
+            &config,
+            &metadata(&measured),
+            &owner,
+            ROYALTY,
+        )
+        .await;
+    let data = e.chain.data(&keys.model).await;
+    let flags = ModelAccount::read(&data).unwrap().flags();
+    assert_eq!(flags & curta_core::format::FLAG_MEASURED_CHARGES, 2);
+    let zero = chain::sections_of(&spec)[0].to_vec();
+    e.chain.write_section(&keys, 0, &zero, &owner).await;
+    let seal = ix::seal_section(
+        &PROGRAM_ID,
+        &keys.model,
+        &keys.weights[0],
+        &keys.owner,
+        &protocol::section_digest(&zero),
+    );
+    e.refused(&[seal], &[&owner], err(CurtaError::WrongConfig))
+        .await;
+    let zero = chain::sections_of(&measured)[0];
+    e.chain.write_section(&keys, 0, zero, &owner).await;
+    e.chain.seal_section(&keys, 0, zero, &owner).await;
 }

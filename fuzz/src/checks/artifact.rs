@@ -272,6 +272,7 @@ fn shape(s: &mut Source) -> Config {
         n_kv_heads: kv[s.below(kv.len())],
         vocab_size: 259 + s.below(40) as u32,
         seq_len: 1 + s.below(16) as u32,
+        charges: curta_core::format::ChargeTable::Specification,
     };
     if s.one_in(16) {
         let v = s.u32();

@@ -10,7 +10,8 @@
 //! but its turn count; or the same error, at the same point. Every turn
 //! also spends at most its allowance, past tokenizing exactly what its plan
 //! charged, and a run that generates all its tokens takes the turns
-//! `quote_turns` counts.
+//! `quote_turns` counts. The cut run may plan with the other charge table
+//! (the model's measured twin): the tables move the cuts, never the work.
 
 use curta_core::inference::{self, plan_sections, TurnInput};
 use curta_core::planner::{self, CHARGES};
@@ -53,9 +54,19 @@ pub fn reach(data: &[u8]) -> Option<(u64, u64, Option<Error>)> {
         allowances.sort_unstable();
     }
     let give_plan = s.u8();
+    let cut_model = if s.bool() {
+        models::measured(model)
+    } else {
+        model
+    };
     let state = p.open(config)?;
     let whole = run(model, state.clone(), &[CHARGES.allowance], give_plan);
-    let cut = run(model, state.clone(), &allowances, give_plan.rotate_left(3));
+    let cut = run(
+        cut_model,
+        state.clone(),
+        &allowances,
+        give_plan.rotate_left(3),
+    );
     assert_eq!(whole.error, cut.error, "the runs' errors");
     let reached = Some((whole.turns, cut.turns, whole.error));
     if whole.error.is_some() {

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use curta_core::convert::{
     convert, overflowing_checkpoint, synthetic_checkpoint, synthetic_tokenizer, TINY,
 };
-use curta_core::format::{Config, SECTION_TABLE};
+use curta_core::format::{header, Config, FLAG_MEASURED_CHARGES, SECTION_TABLE};
 use curta_core::inference::WeightSection;
 use curta_core::{read_u64, Metadata};
 
@@ -21,6 +21,7 @@ pub const SMALL: Config = Config {
     n_kv_heads: 2,
     vocab_size: 284,
     seq_len: 24,
+    charges: curta_core::format::ChargeTable::Specification,
 };
 
 /// SMALL's tokens after the 3 specials and 256 byte tokens: characters and
@@ -107,6 +108,31 @@ pub fn overflowing() -> &'static Model {
             &overflowing_checkpoint(),
             &synthetic_tokenizer(TINY.vocab_size),
         )
+    })
+}
+
+/// `model` planned with the measured charge table: its artifact with section
+/// zero's flag bit 1 set, which is all `convert_explained` with
+/// `ChargeTable::Measured` changes.
+pub fn measured(model: &Model) -> &'static Model {
+    static M: [OnceLock<Model>; 3] = [const { OnceLock::new() }; 3];
+    let slot = match model.name {
+        "tiny" => 0,
+        "small" => 1,
+        _ => 2,
+    };
+    M[slot].get_or_init(|| {
+        let mut artifact = model.artifact.clone();
+        let flags = curta_core::read_u32(&artifact, header::FLAGS) | FLAG_MEASURED_CHARGES;
+        artifact[header::FLAGS..header::FLAGS + 4].copy_from_slice(&flags.to_le_bytes());
+        let config = Metadata::new(&artifact[..zero_len(&artifact)])
+            .unwrap()
+            .config;
+        Model {
+            name: model.name,
+            artifact,
+            config,
+        }
     })
 }
 

@@ -295,11 +295,25 @@ fn call(h: &mut Harness, s: &mut Source, whole: bool) {
             let c = h.config(s);
             let st = h.state_arg(s);
             let out = h.arg(s, OUTPUT, 20);
-            let code = unsafe { wasm::plan_turn(c.ptr, st.ptr, st.len, out.ptr) };
+            // `plan_turn`, or `plan_turn_with` under any flags word and
+            // allowance (legal or not).
+            let with = s.bool().then(|| (s.u32(), super::runs::allowance(s)));
+            let code = match with {
+                None => unsafe { wasm::plan_turn(c.ptr, st.ptr, st.len, out.ptr) },
+                Some((flags, allowance)) => unsafe {
+                    wasm::plan_turn_with(c.ptr, flags, allowance, st.ptr, st.len, out.ptr)
+                },
+            };
             assert!(code <= 8);
             if c.right && st.right && out.right && whole {
                 let native = StateBuffer::from_bytes(&h.state_bytes());
-                let want = planner::plan_turn(config, &native);
+                let want = match with {
+                    None => planner::plan_turn(config, &native),
+                    Some((flags, allowance)) => {
+                        let table = curta_core::format::ChargeTable::from_flags(flags);
+                        planner::plan_turn_with(config.with_charges(table), &native, allowance)
+                    }
+                };
                 assert_eq!(code, code_of(want.as_ref().map(|_| ()).map_err(|e| *e)));
                 if let (Ok(plan), Ok(_)) = (want, arena_config) {
                     let n = plan.section_count as u32;

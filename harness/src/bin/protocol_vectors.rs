@@ -99,6 +99,7 @@ fn main() {
         n_kv_heads: 4,
         vocab_size: 512,
         seq_len: 512,
+        charges: curta_core::format::ChargeTable::Specification,
     };
     let layout = Layout::new(&shape).expect("stories260K's shape has a layout");
     let sections = layout.section_count() as usize;
