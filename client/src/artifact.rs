@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use curta_core::convert::{convert, open_artifact};
-use curta_core::format::{FLAG_SHARED_CLASSIFIER, MAGIC};
+use curta_core::convert::{convert_explained, open_artifact};
+use curta_core::format::{ChargeTable, MAGIC};
 use curta_core::sha256::{hex, sha256};
 use curta_core::Metadata;
 
@@ -28,6 +28,17 @@ impl Artifact {
 
     /// A `.curta` file, or a llama2.c checkpoint converted with `tokenizer`.
     pub fn load(path: &Path, tokenizer: Option<&Path>) -> Result<Artifact> {
+        Self::load_with(path, tokenizer, None)
+    }
+
+    /// `load`, with the charge table the model must be planned with: a
+    /// checkpoint is converted with it (the specification's by default), and
+    /// an artifact planned with another table is refused, not rewritten.
+    pub fn load_with(
+        path: &Path,
+        tokenizer: Option<&Path>,
+        charges: Option<ChargeTable>,
+    ) -> Result<Artifact> {
         let read = |p: &Path| {
             std::fs::read(p).map_err(|e| Error::new(format!("cannot read {}: {e}", p.display())))
         };
@@ -40,13 +51,17 @@ impl Artifact {
                 path.display(),
                 String::from_utf8_lossy(&MAGIC)
             ),
-            (false, Some(tok)) => convert(&bytes, &read(tok)?).map_err(|e| {
-                Error::from(e).context(format!(
-                    "converting {} with {}",
-                    path.display(),
-                    tok.display()
-                ))
-            })?,
+            (false, Some(tok)) => {
+                let table = charges.unwrap_or_default();
+                convert_explained(&bytes, &read(tok)?, table).map_err(|(_, r)| {
+                    Error::from(r.error).context(format!(
+                        "converting {} with {}: {}",
+                        path.display(),
+                        tok.display(),
+                        r.reason
+                    ))
+                })?
+            }
             (false, None) => bail!(
                 "{} is not a curta artifact (it does not open with {}); to convert a llama2.c \
                  checkpoint give its tokenizer with --tokenizer",
@@ -54,7 +69,20 @@ impl Artifact {
                 String::from_utf8_lossy(&MAGIC)
             ),
         };
-        Artifact::new(bytes).map_err(|e| e.context(path.display()))
+        let artifact = Artifact::new(bytes).map_err(|e| e.context(path.display()))?;
+        let table = artifact.metadata().config.charges;
+        if let Some(wanted) = charges.filter(|&c| c != table) {
+            bail!(
+                "{} is planned with the {} charge table, not the {} one: convert its checkpoint \
+                 again with `curta-core convert --charges {}`, or give the checkpoint here with \
+                 --tokenizer",
+                path.display(),
+                table.name(),
+                wanted.name(),
+                wanted.name()
+            );
+        }
+        Ok(artifact)
     }
 
     pub fn metadata(&self) -> Metadata<'_> {
@@ -73,13 +101,9 @@ impl Artifact {
         self.metadata().section_count()
     }
 
-    /// The flags `init_model` records.
+    /// The flags `init_model` records: section zero's own.
     pub fn flags(&self) -> u32 {
-        if self.metadata().shared_classifier {
-            FLAG_SHARED_CLASSIFIER
-        } else {
-            0
-        }
+        self.metadata().flags()
     }
 
     pub fn sha256_hex(&self) -> String {

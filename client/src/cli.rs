@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand};
+use curta_core::format::ChargeTable;
 use serde_json::{json, Value};
 use solana_keypair::{write_keypair_file, Keypair};
 use solana_pubkey::Pubkey;
@@ -170,6 +171,10 @@ enum ModelCommand {
         /// The tokenizer, to convert a llama2.c checkpoint
         #[arg(long)]
         tokenizer: Option<PathBuf>,
+        /// The table the model's turns are planned with: `specification` (the default) or
+        /// `measured` (fewer, fuller turns); an artifact's must match
+        #[arg(long, value_parser = parse_charges)]
+        charges: Option<ChargeTable>,
         /// Royalty per generated token, lamports
         #[arg(long, default_value_t = 0)]
         royalty: u64,
@@ -244,6 +249,11 @@ struct CrankArgs {
 
 fn parse_limits(s: &str) -> std::result::Result<LimitPolicy, String> {
     s.parse().map_err(|e: Error| e.to_string())
+}
+
+fn parse_charges(s: &str) -> std::result::Result<ChargeTable, String> {
+    ChargeTable::from_name(s)
+        .ok_or_else(|| format!("{s}: the charge tables are `specification` and `measured`"))
 }
 
 impl CrankArgs {
@@ -595,6 +605,7 @@ fn model_json(m: &ModelInfo) -> Value {
             "vocab_size": c.vocab_size, "seq_len": c.seq_len,
         },
         "shared_classifier": m.flags & curta_core::format::FLAG_SHARED_CLASSIFIER != 0,
+        "charges": c.charges.name(),
         "bound": m.bound,
         "sealed_sections": m.sealed_count,
         "sections": sections,
@@ -607,8 +618,13 @@ async fn model_command(cli: &Cli, g: &Globals, cmd: &ModelCommand) -> Result<()>
         ModelCommand::Upload {
             artifact,
             tokenizer,
+            charges,
             ..
-        } => Some(Artifact::load(artifact, tokenizer.as_deref())?),
+        } => Some(Artifact::load_with(
+            artifact,
+            tokenizer.as_deref(),
+            *charges,
+        )?),
         _ => None,
     };
     let c = connect(g, program_id(cli)?).await?;
@@ -682,6 +698,7 @@ async fn model_command(cli: &Cli, g: &Globals, cmd: &ModelCommand) -> Result<()>
                     cfg.dim, cfg.hidden_dim, cfg.n_layers, cfg.n_heads, cfg.n_kv_heads,
                     cfg.vocab_size, cfg.seq_len
                 );
+                println!("charges: the {} table", cfg.charges.name());
                 for (i, s) in m.sections.iter().enumerate() {
                     println!(
                         "section {i}: {} bytes, {}, {}",

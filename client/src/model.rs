@@ -97,7 +97,7 @@ pub async fn read_config(cluster: &Cluster, address: &Pubkey) -> Result<ConfigIn
 /// Reads a model from its account's data.
 pub fn parse_model(address: &Pubkey, data: &[u8]) -> Result<ModelInfo> {
     let m = ModelAccount::read(data).map_err(|e| mismatch("model", address, e))?;
-    let config = Config::read(m.model_config()).map_err(|e| {
+    let config = m.config().map_err(|e| {
         crate::errors::Error::from(e).context(format!("model {address}'s configuration"))
     })?;
     let zero = [0u8; 32];
