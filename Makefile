@@ -175,8 +175,9 @@ test-js-chain: setup-host models build-sbf build-wasm
 	cd $(ROOT) && CURTA_WASM=$(WASM_TARGET_DIR)/curta_core.wasm SBF_OUT_DIR=$(DEPLOY_DIR) CURTA_LOCALNET_BIN=$(LOCALNET) \
 		CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) node --test --test-concurrency=1 sdk/test/chain/
 
-# The stories15M shape (synthetic weights, llama2's tokenizer; 530 turns)
-# on curta-localnet under today's and the legacy block limits: turns per
+# The stories15M shape (synthetic weights, llama2's tokenizer) on
+# curta-localnet under today's and the legacy block limits, planned with the
+# specification's charges (530 turns) and the measured ones (396): turns per
 # block, seconds per token, upload time; target/localnet-15m.md.
 # WINDOW=N sets the turns in flight.
 localnet-15m: setup build-sbf
