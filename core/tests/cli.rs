@@ -315,3 +315,47 @@ fn plan_allowance_help_and_version() {
     assert_eq!(out, "curta-core 0.1.0\n");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `convert --charges measured` makes a model planned with the measured
+/// table; `inspect`, `quote` and `run` use it; an unknown table is refused.
+#[test]
+fn convert_with_the_measured_charges() {
+    let dir = std::env::temp_dir().join(format!("curta-cli-measured-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let models = common::models_dir();
+    let (checkpoint, tokenizer) = (models.join("stories260K.bin"), models.join("tok512.bin"));
+    let artifact = dir.join("stories260K-measured.curta");
+    let convert = |table: &str| {
+        cli(&[
+            "convert",
+            checkpoint.to_str().unwrap(),
+            tokenizer.to_str().unwrap(),
+            "-o",
+            artifact.to_str().unwrap(),
+            "--charges",
+            table,
+        ])
+    };
+    let (ok, _, err) = convert("cheap");
+    assert!(!ok);
+    assert!(err.contains("--charges cheap") && err.contains("measured"), "{err}");
+    let (ok, out, err) = convert("measured");
+    assert!(ok, "{err}");
+    assert!(out.contains("measured charges"), "{out}");
+    assert_eq!(std::fs::read(&artifact).unwrap(), common::stories260k_measured());
+    let a = artifact.to_str().unwrap();
+    let (ok, out, _) = cli(&["inspect", a, "--json"]);
+    assert!(ok && out.contains("\"charges\":\"measured\""), "{out}");
+    let args = ["--prompt", "Once upon a time", "--max-tokens", "12", "--json"];
+    let (ok, out, _) = cli(&[&["quote", a][..], &args].concat());
+    assert!(ok);
+    assert_eq!(
+        out.trim(),
+        r#"{"turns":16,"state_size":48048,"account_size":48304}"#
+    );
+    let (ok, out, err) = cli(&[&["run", a][..], &args].concat());
+    assert!(ok, "{err}");
+    // The same tokens as under the specification's table, in 16 turns.
+    assert!(out.starts_with(r#"{"prompt_tokens":[1,403,407,261,378],"tokens":[432,383,286,261,376,298,315,421,395,317,426,338],"text":", there was a little girl named Lily. She","turns":16,"#), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
