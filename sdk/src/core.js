@@ -3,9 +3,12 @@
 // its plain C exports with memory handling and error reporting.
 
 import {
-  CONFIG_LEN,
+  DEFAULT_ALLOWANCE,
+  chargesFlag,
+  chargesOf,
   encodeConfig,
   metadataLength,
+  readFlags,
   readSectionTable,
   splitSeed,
   temperatureToQ16,
@@ -54,9 +57,12 @@ export const EXPORTS = Object.freeze([
   'state_layout',
   'init_state',
   'plan_turn',
+  'plan_turn_with',
   'turn_with_sections',
+  'turn_with_allowance',
   'quote',
   'convert',
+  'convert_with',
   'result_len',
   'required_section',
   'turn',
@@ -66,8 +72,8 @@ export const EXPORTS = Object.freeze([
 export const OUT_OF_RANGE = 0xffffffff;
 /** `quote` returns this or'ed with the error's number for a core error. */
 const QUOTE_ERROR = 0xffffffff00000000n;
-/** The bytes `plan_turn` writes. */
-const PLAN_LEN = 20;
+/** The bytes `plan_turn` and `plan_turn_with` write. */
+export const PLAN_LEN = 20;
 
 /**
  * The names of the 16 u32 `state_layout` writes, in its order: the
@@ -104,9 +110,12 @@ export const STATE_LAYOUT_FIELDS = Object.freeze([
  * @property {(config: number, promptLength: number, maxTokens: number, output: number) => number} state_layout
  * @property {(config: number, state: number, stateLength: number, prompt: number, promptLength: number, maxTokens: number, temperatureQ16: number, seedLow: number, seedHigh: number) => number} init_state
  * @property {(config: number, state: number, stateLength: number, output: number) => number} plan_turn
+ * @property {(config: number, flags: number, allowance: number, state: number, stateLength: number, output: number) => number} plan_turn_with
  * @property {(config: number, state: number, stateLength: number, metadata: number, metadataLength: number, first: number, firstLength: number, second: number, secondLength: number) => number} turn_with_sections
+ * @property {(config: number, allowance: number, state: number, stateLength: number, metadata: number, metadataLength: number, first: number, firstLength: number, second: number, secondLength: number) => number} turn_with_allowance
  * @property {(config: number, metadata: number, metadataLength: number, prompt: number, promptLength: number, maxTokens: number, temperatureQ16: number) => bigint} quote
  * @property {(checkpoint: number, checkpointLength: number, tokenizer: number, tokenizerLength: number) => number} convert
+ * @property {(checkpoint: number, checkpointLength: number, tokenizer: number, tokenizerLength: number, flags: number) => number} convert_with
  * @property {() => number} result_len
  * @property {(config: number, state: number, stateLength: number) => number} required_section
  * @property {(config: number, state: number, stateLength: number, metadata: number, metadataLength: number, weights: number, weightsLength: number) => number} turn
@@ -118,6 +127,15 @@ export const STATE_LAYOUT_FIELDS = Object.freeze([
  * @property {number[]} sections the matrix sections the turn reads, in order (section zero, always read, is left out)
  * @property {number} estimatedCu the compute units the planner charged
  * @property {number} maxGenerated the most tokens the turn can complete
+ */
+
+/**
+ * How a turn is planned: the model's flags word (bit 1 chooses the measured
+ * charge table; the other bits are not read) and the config account's
+ * allowance.
+ * @typedef {object} PlanOptions
+ * @property {number} [flags] the artifact's header flags (byte 44), or the Model account's; 0 (the specification's table) by default
+ * @property {number} [allowance] compute units a turn may spend, 22,096 to 1,350,000 (the default); the module refuses others as InvalidConfig (1)
  */
 
 /**
@@ -203,6 +221,14 @@ export class CoreArtifact {
     this.sections = table.sections;
     /** The 28 configuration bytes. */
     this.configBytes = table.config;
+    /**
+     * The header's flags word (byte 44): bit 0, the classifier is the
+     * embedding; bit 1, the model's turns are planned with the measured
+     * charge table.
+     */
+    this.flags = readFlags(bytes);
+    /** The charge table the model's turns are planned with: `specification` or `measured`. */
+    this.charges = chargesOf(this.flags);
     this.buffer = core.copyIn(bytes);
   }
 
@@ -378,7 +404,9 @@ export class CoreWasm {
   }
 
   /**
-   * The count of turns a run takes (fewer when it ends early on token 1 or 2).
+   * The count of turns a run takes (fewer when it ends early on token 1 or
+   * 2), planned with the charge table section zero's flags choose and the
+   * default allowance (the module's `quote` takes no other).
    * @param {Uint8Array | CoreArtifact} artifact the whole file, section zero alone, or a loaded artifact
    * @param {string | Uint8Array} prompt
    * @param {RunOptions} options `seed` plays no part
@@ -406,14 +434,19 @@ export class CoreWasm {
 
   /**
    * Converts a llama2.c checkpoint and `tokenizer.bin` into an artifact,
-   * inside the module: the same bytes as the native converter.
+   * inside the module: the same bytes as the native converter
+   * (`curta-core convert CK TOK -o OUT [--charges TABLE]`).
    * @param {Uint8Array} checkpoint
    * @param {Uint8Array} tokenizer
+   * @param {{ charges?: import('./format.js').ChargeTable }} [options] the table the model's turns are
+   *   planned with, fixed in the artifact's flags: `specification` (the default) or `measured` (fewer, fuller turns)
    * @returns {Uint8Array} the `.curta` file
+   * @throws {RangeError} for a `charges` that names no table
    */
-  convert(checkpoint, tokenizer) {
+  convert(checkpoint, tokenizer, options = {}) {
+    const flags = chargesFlag(options.charges);
     return this.withBuffers([checkpoint, tokenizer], (c, t) => {
-      const pointer = this.exports.convert(c.pointer, c.length, t.pointer, t.length) >>> 0;
+      const pointer = this.exports.convert_with(c.pointer, c.length, t.pointer, t.length, flags) >>> 0;
       const length = this.exports.result_len() >>> 0;
       // On failure result_len holds the error's number.
       if (pointer === 0) throw new CurtaCoreError(length);
@@ -451,16 +484,20 @@ export class CoreWasm {
   }
 
   /**
-   * The plan of a state's next turn.
+   * The plan of a state's next turn (`plan_turn_with`), with the model's
+   * charge table and a config account's allowance.
    * @param {number} config pointer to the 28 configuration bytes
    * @param {WasmBuffer} state
    * @param {WasmBuffer} [output] 20 bytes to reuse; a temporary one otherwise
+   * @param {PlanOptions} [options] `{ flags, allowance }`: 0 and 1,350,000 by default
    * @returns {TurnPlan}
    */
-  planTurn(config, state, output) {
+  planTurn(config, state, output, options = {}) {
+    const flags = u32Arg('flags', options.flags ?? 0);
+    const allowance = u32Arg('allowance', options.allowance ?? DEFAULT_ALLOWANCE);
     const out = output ?? this.allocBuffer(PLAN_LEN);
     try {
-      check(this.exports.plan_turn(config, state.pointer, state.length, out.pointer));
+      check(this.exports.plan_turn_with(config, flags, allowance, state.pointer, state.length, out.pointer));
       const v = out.view();
       const dv = new DataView(v.buffer, v.byteOffset, PLAN_LEN);
       const word = (/** @type {number} */ i) => dv.getUint32(4 * i, true);
@@ -472,6 +509,38 @@ export class CoreWasm {
     } finally {
       if (!output) out.free();
     }
+  }
+
+  /**
+   * Runs one turn of `state` (`turn_with_allowance`) under a config
+   * account's allowance, with the sections `plan` names read from
+   * `artifact`; the charge table is the one section zero's flags choose.
+   * `plan` is this state's `planTurn` with the artifact's flags and the
+   * same allowance: the module plans again and refuses sections that are
+   * not its plan's (MissingWeights).
+   * @param {CoreArtifact} artifact
+   * @param {WasmBuffer} state
+   * @param {TurnPlan} plan
+   * @param {{ allowance?: number }} [options] 1,350,000 by default
+   */
+  turn(artifact, state, plan, options = {}) {
+    const allowance = u32Arg('allowance', options.allowance ?? DEFAULT_ALLOWANCE);
+    const [first, second] = plan.sections.map((i) => artifact.section(i));
+    const meta = artifact.metadata;
+    check(
+      this.exports.turn_with_allowance(
+        artifact.configPointer,
+        allowance,
+        state.pointer,
+        state.length,
+        meta.pointer,
+        meta.length,
+        first?.pointer ?? 0,
+        first?.length ?? 0,
+        second?.pointer ?? 0,
+        second?.length ?? 0,
+      ),
+    );
   }
 }
 

@@ -18,6 +18,22 @@ export const SECTION_TABLE = 128;
 /** Bytes per section table entry. */
 export const SECTION_ENTRY_LEN = 16;
 
+/** Where the artifact header keeps its flags (u32). */
+export const FLAGS_OFFSET = 44;
+/** Flag bit 0: the classifier is the token embedding (llama2.c's shared weights). */
+export const FLAG_SHARED_CLASSIFIER = 1;
+/**
+ * Flag bit 1: the model's turns are planned with the measured charge table
+ * (fewer, fuller turns) rather than the specification's.
+ */
+export const FLAG_MEASURED_CHARGES = 2;
+/** The charge tables' names, as `--charges` takes them; the first is the default. */
+export const CHARGE_TABLES = Object.freeze(/** @type {const} */ (['specification', 'measured']));
+
+/** The default turn allowance in compute units, and the least a config may set. */
+export const DEFAULT_ALLOWANCE = 1_350_000;
+export const MIN_ALLOWANCE = 22_096;
+
 /** The state header's length and tag. */
 export const STATE_HEADER_LEN = 128;
 export const STATE_TAG = 'CURTAST2';
@@ -239,4 +255,54 @@ export function u32Arg(name, value) {
     throw new RangeError(`${name} must be an integer from 0 to 2^32 - 1, not ${value}`);
   }
   return value;
+}
+
+/**
+ * @typedef {'specification' | 'measured'} ChargeTable
+ */
+
+/**
+ * The charge table a flags word chooses (bit 1; the other bits are not read).
+ * @param {number} flags an artifact's header flags, or a Model account's
+ * @returns {ChargeTable}
+ */
+export function chargesOf(flags) {
+  return (flags & FLAG_MEASURED_CHARGES) !== 0 ? 'measured' : 'specification';
+}
+
+/**
+ * The flag bit of a charge table named as `--charges` names it.
+ * @param {string} [charges] `specification` (the default) or `measured`
+ * @returns {number} 0 or FLAG_MEASURED_CHARGES
+ * @throws {RangeError} for any other name
+ */
+export function chargesFlag(charges = 'specification') {
+  if (charges === 'specification') return 0;
+  if (charges === 'measured') return FLAG_MEASURED_CHARGES;
+  throw new RangeError(
+    `charges ${JSON.stringify(charges)} is not a charge table: the tables are ${CHARGE_TABLES.map((n) => JSON.stringify(n)).join(' and ')}`,
+  );
+}
+
+/**
+ * An artifact's header flags word (byte 44).
+ * @param {Uint8Array} artifact the whole file, or section zero alone
+ */
+export function readFlags(artifact) {
+  if (artifact.length < FLAGS_OFFSET + 4) throw new RangeError('not a Curta artifact: too short');
+  return view(artifact).getUint32(FLAGS_OFFSET, true);
+}
+
+/**
+ * Checks a turn allowance: an integer from 22,096 to 1,350,000 compute units.
+ * @param {number} allowance
+ * @param {string} [what] whose allowance, for the message
+ * @returns {number}
+ * @throws {RangeError} naming the value and the range
+ */
+export function checkAllowance(allowance, what = 'the turn allowance') {
+  if (!Number.isInteger(allowance) || allowance < MIN_ALLOWANCE || allowance > DEFAULT_ALLOWANCE) {
+    throw new RangeError(`${what} ${allowance} is out of range: 22,096 to 1,350,000 compute units`);
+  }
+  return allowance;
 }

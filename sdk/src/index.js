@@ -9,6 +9,7 @@ export {
   CurtaCoreError,
   ERROR_NAMES,
   EXPORTS,
+  PLAN_LEN,
   STATE_LAYOUT_FIELDS,
   WasmBuffer,
   check,
@@ -16,9 +17,15 @@ export {
 } from './core.js';
 export { CoreSession } from './session.js';
 export {
+  CHARGE_TABLES,
+  FLAG_MEASURED_CHARGES,
+  FLAG_SHARED_CLASSIFIER,
+  chargesFlag,
+  chargesOf,
   decodeConfig,
   encodeConfig,
   metadataLength,
+  readFlags,
   readSectionTable,
   readStateInfo,
   splitSeed,

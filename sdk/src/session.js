@@ -1,12 +1,11 @@
 // @ts-check
 // `CoreSession`: one run, turn by turn, inside the module, exactly as the
-// program runs it on chain: each turn's plan names the sections it reads.
+// program runs it on chain: each turn is planned with the model's own charge
+// table (its artifact's flags) and the config account's allowance, and its
+// plan names the sections it reads.
 
-import { CoreArtifact, CoreWasm, CurtaCoreError, check, optionsQ16, promptBytes } from './core.js';
-import { readStateInfo, splitSeed, u32Arg } from './format.js';
-
-/** The bytes `plan_turn` writes. */
-const PLAN_LEN = 20;
+import { CoreArtifact, CoreWasm, CurtaCoreError, PLAN_LEN, optionsQ16, promptBytes } from './core.js';
+import { DEFAULT_ALLOWANCE, checkAllowance, readStateInfo, splitSeed, u32Arg } from './format.js';
 
 /**
  * What a turn did, and where the run stands after it.
@@ -27,6 +26,13 @@ const PLAN_LEN = 20;
  */
 
 /**
+ * Session options beside the run's: the turn allowance of the config
+ * account the run's model is bound to.
+ * @typedef {object} SessionOptions
+ * @property {number} [allowance] compute units a turn may spend, 22,096 to 1,350,000 (the default)
+ */
+
+/**
  * One run: its state lives in the module's memory, and `step` runs its turns.
  * Close it with `close()` to release that memory.
  */
@@ -37,13 +43,21 @@ export class CoreSession {
    * @param {CoreArtifact} artifact
    * @param {boolean} ownsArtifact whether `close` frees the artifact
    * @param {import('./core.js').WasmBuffer} state
+   * @param {number} allowance
    */
-  constructor(core, artifact, ownsArtifact, state) {
+  constructor(core, artifact, ownsArtifact, state, allowance) {
     this.core = core;
     this.artifact = artifact;
     this.ownsArtifact = ownsArtifact;
     this.stateBuffer = state;
+    /** The turn allowance every turn is planned and run under. */
+    this.allowance = allowance;
     this.planBuffer = core.allocBuffer(PLAN_LEN);
+  }
+
+  /** The charge table the turns are planned with: the artifact's (`specification` or `measured`). */
+  get charges() {
+    return this.artifact.charges;
   }
 
   /**
@@ -51,7 +65,7 @@ export class CoreSession {
    * @param {CoreWasm} core
    * @param {Uint8Array | CoreArtifact} artifact the whole `.curta` file, or one `core.loadArtifact` loaded (shared, not freed by `close`)
    * @param {string | Uint8Array} prompt UTF-8, no zero byte, up to 1,024 bytes
-   * @param {import('./core.js').RunOptions} options
+   * @param {import('./core.js').RunOptions & SessionOptions} options
    */
   static open(core, artifact, prompt, options) {
     const bytes = promptBytes(prompt);
@@ -59,7 +73,8 @@ export class CoreSession {
     const q16 = optionsQ16(options);
     const seed = options.seed ?? 0;
     splitSeed(seed); // a bad seed is a RangeError before anything is allocated
-    return CoreSession.#withArtifact(core, artifact, (loaded) => {
+    const allowance = checkAllowance(options.allowance ?? DEFAULT_ALLOWANCE);
+    return CoreSession.#withArtifact(core, artifact, allowance, (loaded) => {
       const config = loaded.configPointer;
       const size = core.exports.state_size(config, bytes.length, maxTokens) >>> 0;
       if (size === 0xffffffff) {
@@ -87,24 +102,27 @@ export class CoreSession {
    * @param {CoreWasm} core
    * @param {Uint8Array | CoreArtifact} artifact
    * @param {Uint8Array} stateBytes
+   * @param {SessionOptions} [options]
    */
-  static resume(core, artifact, stateBytes) {
+  static resume(core, artifact, stateBytes, options = {}) {
     readStateInfo(stateBytes); // at least a header
-    return CoreSession.#withArtifact(core, artifact, () => core.copyIn(stateBytes));
+    const allowance = checkAllowance(options.allowance ?? DEFAULT_ALLOWANCE);
+    return CoreSession.#withArtifact(core, artifact, allowance, () => core.copyIn(stateBytes));
   }
 
   /**
    * @param {CoreWasm} core
    * @param {Uint8Array | CoreArtifact} artifact
+   * @param {number} allowance
    * @param {(artifact: CoreArtifact) => import('./core.js').WasmBuffer} makeState
    */
-  static #withArtifact(core, artifact, makeState) {
+  static #withArtifact(core, artifact, allowance, makeState) {
     const owns = !(artifact instanceof CoreArtifact);
     const loaded = artifact instanceof CoreArtifact ? artifact : core.loadArtifact(artifact);
     let state;
     try {
       state = makeState(loaded);
-      return new CoreSession(core, loaded, owns, state);
+      return new CoreSession(core, loaded, owns, state, allowance);
     } catch (e) {
       state?.free();
       if (owns) loaded.free();
@@ -112,45 +130,35 @@ export class CoreSession {
     }
   }
 
-  /** The plan of the next turn. */
+  /**
+   * The plan of the next turn, with the artifact's charge table (its flags)
+   * and the session's allowance.
+   */
   plan() {
-    return this.core.planTurn(this.artifact.configPointer, this.stateBuffer, this.planBuffer);
+    return this.core.planTurn(this.artifact.configPointer, this.stateBuffer, this.planBuffer, {
+      flags: this.artifact.flags,
+      allowance: this.allowance,
+    });
   }
 
   /**
-   * The first section the next turn reads (0: section zero alone), from the
-   * module's `required_section`.
+   * The first section the next turn reads (0: section zero alone), from
+   * the plan (the module's `required_section` plans with the
+   * specification's table and the default allowance only).
    */
   requiredSection() {
-    const s = this.stateBuffer;
-    const section = this.core.exports.required_section(this.artifact.configPointer, s.pointer, s.length) >>> 0;
-    // Out of range: plan the turn for the error's number.
-    if (section === 0xffffffff) this.plan();
-    return section;
+    return this.plan().sections[0] ?? 0;
   }
 
   /**
-   * Runs one turn, passing the sections its plan names.
+   * Runs one turn under the session's allowance, passing the sections its
+   * plan names.
    * @returns {TurnReport}
    */
   step() {
     const before = this.info().generated;
     const plan = this.plan();
-    const [first, second] = plan.sections.map((i) => this.artifact.section(i));
-    const meta = this.artifact.metadata;
-    const s = this.stateBuffer;
-    const code = this.core.exports.turn_with_sections(
-      this.artifact.configPointer,
-      s.pointer,
-      s.length,
-      meta.pointer,
-      meta.length,
-      first?.pointer ?? 0,
-      first?.length ?? 0,
-      second?.pointer ?? 0,
-      second?.length ?? 0,
-    );
-    check(code);
+    this.core.turn(this.artifact, this.stateBuffer, plan, { allowance: this.allowance });
     const info = this.info();
     return {
       plan,

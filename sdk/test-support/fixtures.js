@@ -63,18 +63,24 @@ export const scratchPath = (name) => join(scratch, name);
 const converted = new Map();
 /**
  * The native converter's artifact for a checkpoint and tokenizer, written
- * by the CLI into the scratch folder.
+ * by the CLI into the scratch folder (`--charges` when a table is named).
  * @param {string} checkpointPath
  * @param {string} tokenizerPath
+ * @param {'specification' | 'measured'} [charges] the CLI's default, the specification's, when left out
  */
-export function nativeArtifact(checkpointPath, tokenizerPath) {
-  const key = `${checkpointPath}\n${tokenizerPath}`;
+export function nativeArtifact(checkpointPath, tokenizerPath, charges) {
+  const key = `${checkpointPath}\n${tokenizerPath}\n${charges ?? ''}`;
   if (!converted.has(key)) {
     const out = scratchPath(`native-${converted.size}.curta`);
-    cli(['convert', checkpointPath, tokenizerPath, '-o', out]);
+    cli(['convert', checkpointPath, tokenizerPath, '-o', out, ...(charges ? ['--charges', charges] : [])]);
     converted.set(key, new Uint8Array(readFileSync(out)));
   }
   return converted.get(key);
+}
+
+/** stories260K converted natively with the measured charge table (`--charges measured`). */
+export function stories260KMeasured() {
+  return nativeArtifact(join(modelsDir(), 'stories260K.bin'), join(modelsDir(), 'tok512.bin'), 'measured');
 }
 
 /** stories260K converted natively, the artifact every run test uses. */
@@ -106,11 +112,23 @@ export function nativeRun(artifact, run) {
 /** @param {Uint8Array} bytes */
 export const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
 
-/** The models whose golden runs the SDK replays, and their files. */
+/**
+ * The models whose golden runs the SDK replays, and their files; a name
+ * ending in `+measured` is the model converted with the measured charge
+ * table (golden/manifest.json's "about").
+ */
 export const GOLDEN_MODELS = {
   stories260K: ['stories260K.bin', 'tok512.bin'],
   aidreams260K: ['aidreams260K.bin', 'tok512-aidreams.bin'],
+  'stories260K+measured': ['stories260K.bin', 'tok512.bin'],
 };
+
+/**
+ * The charge table a model the harness names is converted with.
+ * @param {string} model
+ * @returns {'specification' | 'measured'}
+ */
+export const chargesOfModel = (model) => (model.endsWith('+measured') ? 'measured' : 'specification');
 
 /**
  * The native artifact of a model the harness names.
@@ -118,13 +136,30 @@ export const GOLDEN_MODELS = {
  */
 export function modelArtifact(model) {
   const [checkpoint, tokenizer] = GOLDEN_MODELS[model];
-  return nativeArtifact(join(modelsDir(), checkpoint), join(modelsDir(), tokenizer));
+  const charges = chargesOfModel(model);
+  return nativeArtifact(join(modelsDir(), checkpoint), join(modelsDir(), tokenizer), charges === 'measured' ? charges : undefined);
+}
+
+const moduleConverted = new Map();
+/**
+ * A model the harness names, converted inside the module (`core.convert`
+ * with its charge table).
+ * @param {keyof typeof GOLDEN_MODELS} model
+ */
+export async function moduleArtifact(model) {
+  if (!moduleConverted.has(model)) {
+    const [checkpoint, tokenizer] = GOLDEN_MODELS[model];
+    const c = await core();
+    moduleConverted.set(model, c.convert(modelFile(checkpoint), modelFile(tokenizer), { charges: chargesOfModel(model) }));
+  }
+  return moduleConverted.get(model);
 }
 
 /**
  * A golden receipt (`golden/receipts/NAME.txt`, which the harness's
  * `make golden` writes): per turn the state's SHA-256 (turn 0 is the state
- * init_state writes), then the tokens and the text.
+ * init_state writes), the tokens generated so far, the planner's charge
+ * and the program's compute units, then the tokens and the text.
  * @param {string} text
  */
 export function parseReceipt(text) {
@@ -138,7 +173,13 @@ export function parseReceipt(text) {
     else if (key === 'text') continue;
     else if (key === 'text_hex') receipt.text = new Uint8Array(Buffer.from(rest.join(''), 'hex'));
     else if (/^\d+$/.test(key) && rest.length === 4) {
-      receipt.turns.push({ turn: Number(key), stateSha256: rest[0], generated: Number(rest[1]) });
+      receipt.turns.push({
+        turn: Number(key),
+        stateSha256: rest[0],
+        generated: Number(rest[1]),
+        plannerCu: Number(rest[2]),
+        programCu: Number(rest[3]),
+      });
     } else throw new Error(`receipt: bad line ${JSON.stringify(line)}`);
   }
   return receipt;

@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
-import { CurtaCoreError, readSectionTable } from '../src/index.js';
-import { cli, core, modelFile, modelsDir, nativeArtifact, scratchPath, sha256 } from '../test-support/fixtures.js';
+import { CurtaCoreError, FLAG_MEASURED_CHARGES, FLAG_SHARED_CLASSIFIER, readFlags, readSectionTable } from '../src/index.js';
+import { artifactPath, cli, core, modelFile, modelsDir, nativeArtifact, scratchPath, sha256 } from '../test-support/fixtures.js';
 
 test('stories260K: the module converts to the native artifact, byte for byte', async (t) => {
   const c = await core();
@@ -19,6 +19,53 @@ test('stories260K: the module converts to the native artifact, byte for byte', a
   assert.ok(Buffer.from(artifact).equals(native));
   assert.equal(readSectionTable(artifact).sections.length, 3);
   t.diagnostic(`${artifact.length} bytes, sha256 ${sha256(artifact)}, ${ms.toFixed(0)} ms in the module`);
+});
+
+test("stories260K with charges 'measured': the native artifact (--charges measured) byte for byte, the golden one, its flags' bit 1 the one byte apart", async (t) => {
+  const c = await core();
+  const started = performance.now();
+  const artifact = c.convert(modelFile('stories260K.bin'), modelFile('tok512.bin'), { charges: 'measured' });
+  const ms = performance.now() - started;
+  const native = nativeArtifact(join(modelsDir(), 'stories260K.bin'), join(modelsDir(), 'tok512.bin'), 'measured');
+  assert.equal(artifact.length, native.length);
+  assert.ok(Buffer.from(artifact).equals(native));
+  // golden/receipts/stories260k-measured-reference.txt's model line.
+  assert.equal(sha256(artifact), '8d9cf507ca0d0481f47a22ceb33370c9b5c00020f2130db82f8316e52e104c20');
+  assert.equal(readFlags(artifact), FLAG_SHARED_CLASSIFIER | FLAG_MEASURED_CHARGES);
+  // The specification's artifact differs in that bit alone.
+  const spec = c.convert(modelFile('stories260K.bin'), modelFile('tok512.bin'), { charges: 'specification' });
+  assert.ok(Buffer.from(spec).equals(nativeArtifact(join(modelsDir(), 'stories260K.bin'), join(modelsDir(), 'tok512.bin'))));
+  assert.ok(Buffer.from(c.convert(modelFile('stories260K.bin'), modelFile('tok512.bin'))).equals(spec), 'the default is the specification');
+  const differ = [...artifact.keys()].filter((i) => artifact[i] !== spec[i]);
+  assert.deepEqual(differ, [44]);
+  assert.equal(artifact[44] ^ spec[44], FLAG_MEASURED_CHARGES);
+  const inspected = JSON.parse(cli(['inspect', artifactPath(artifact), '--json']));
+  assert.equal(inspected.charges, 'measured');
+  t.diagnostic(`${artifact.length} bytes, sha256 ${sha256(artifact)}, ${ms.toFixed(0)} ms in the module`);
+});
+
+test('convert: a charges name that is no table is refused in words, before the module is called', async () => {
+  const c = await core();
+  for (const charges of ['Measured', 'fast', '', 2]) {
+    assert.throws(
+      () => c.convert(modelFile('stories260K.bin'), modelFile('tok512.bin'), { charges: /** @type {any} */ (charges) }),
+      { name: 'RangeError', message: `charges ${JSON.stringify(charges)} is not a charge table: the tables are "specification" and "measured"` },
+    );
+  }
+  // convert_with reads bit 1 of its flags alone: the classifier's bit comes from the checkpoint.
+  const ck = modelFile('stories260K.bin');
+  const tok = modelFile('tok512.bin');
+  const raw = (flags) =>
+    c.withBuffers([ck, tok], (a, b) => {
+      const p = c.exports.convert_with(a.pointer, a.length, b.pointer, b.length, flags) >>> 0;
+      const len = c.exports.result_len() >>> 0;
+      assert.notEqual(p, 0);
+      const bytes = c.view(p, len).slice();
+      c.exports.dealloc(p, len);
+      return sha256(bytes);
+    });
+  assert.equal(raw(0xfffffffd), raw(0));
+  assert.equal(raw(FLAG_MEASURED_CHARGES), '8d9cf507ca0d0481f47a22ceb33370c9b5c00020f2130db82f8316e52e104c20');
 });
 
 test('the stories15M shape (synthetic weights, llama2 tokenizer): the native artifact, byte for byte', async (t) => {
