@@ -273,6 +273,51 @@ fn deploy_upload_and_generate_the_golden_runs() {
         );
     }
 
+    // The same checkpoint converted and uploaded with the measured charge
+    // table: another model, whose reference run takes 16 turns, each state
+    // its golden receipt's.
+    let models = curta_harness::models::models_dir();
+    let (checkpoint, tokenizer) = (models.join("stories260K.bin"), models.join("tok512.bin"));
+    let (checkpoint, tokenizer) = (checkpoint.to_string_lossy(), tokenizer.to_string_lossy());
+    let upload = ["model", "upload", &checkpoint, "--tokenizer", &tokenizer];
+    let u = ok(curta.json(&[&upload[..], &["--charges", "measured"]].concat()));
+    let measured = u["model"].as_str().expect("model").to_string();
+    assert_ne!(measured, model);
+    let m = ok(curta.json(&["model", "show", &measured]));
+    assert_eq!(
+        (m["status"].as_str(), m["charges"].as_str()),
+        (Some("sealed"), Some("measured"))
+    );
+    let name = "stories260k-measured-reference";
+    let (spec, receipt) = (spec(name), golden(name));
+    let args = run_args(&spec);
+    let q = ok(curta.json(&[&["quote", measured.as_str()][..], &strs(&args)].concat()));
+    assert_eq!(q["turns"].as_u64(), Some(16));
+    let g = ok(curta.json(
+        &[
+            &["generate", "--model", measured.as_str()][..],
+            &strs(&args),
+        ]
+        .concat(),
+    ));
+    check_turns(name, &g, &receipt);
+    // An artifact of one table is not uploaded as the other's: refused
+    // before anything is sent.
+    let measured_path = dir.join("stories260K-measured.curta");
+    std::fs::write(&measured_path, &artifact("stories260K+measured")[..]).expect("artifact");
+    let refused = curta.json(&[
+        "model",
+        "upload",
+        &measured_path.to_string_lossy(),
+        "--charges",
+        "specification",
+    ]);
+    let e = refused.expect_err("an upload under the other table");
+    assert!(
+        e.contains("measured charge table") && e.contains("--charges"),
+        "{e}"
+    );
+
     // A prompt too long to travel with open_run (1,000 bytes) is staged
     // first: two transactions, and the run holds it whole.
     let long = curta_harness::root().join("golden/prompts/near-limit.txt");
