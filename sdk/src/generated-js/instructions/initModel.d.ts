@@ -23,7 +23,7 @@ export type InitModelInstructionData = {
     royalty: bigint;
     /** The model's configuration. */
     modelConfig: ModelConfig;
-    /** Flags: bit 0, shared classifier; no other bit. */
+    /** Flags: bit 0, shared classifier; bit 1, the measured charge table (section zero's own flags, which must match); no other bit. */
     flags: number;
     /** Section zero's length in bytes, 1 to 10 MiB - 128. */
     sectionZeroLength: bigint;
@@ -33,7 +33,7 @@ export type InitModelInstructionDataArgs = {
     royalty: number | bigint;
     /** The model's configuration. */
     modelConfig: ModelConfigArgs;
-    /** Flags: bit 0, shared classifier; no other bit. */
+    /** Flags: bit 0, shared classifier; bit 1, the measured charge table (section zero's own flags, which must match); no other bit. */
     flags: number;
     /** Section zero's length in bytes, 1 to 10 MiB - 128. */
     sectionZeroLength: number | bigint;

@@ -79,7 +79,7 @@ export type Model = {
   sectionCount: number;
   /** Status: 0 writing, 1 sealed, 2 retired. */
   status: ModelStatus;
-  /** Flags: bit 0, the classifier is the embedding (shared). */
+  /** Flags: bit 0, the classifier is the embedding (shared); bit 1, the model's turns are planned with the measured charge table. */
   flags: number;
   /** Weight accounts bound. */
   bound: number;
@@ -104,7 +104,7 @@ export type ModelArgs = {
   sectionCount: number;
   /** Status: 0 writing, 1 sealed, 2 retired. */
   status: ModelStatusArgs;
-  /** Flags: bit 0, the classifier is the embedding (shared). */
+  /** Flags: bit 0, the classifier is the embedding (shared); bit 1, the model's turns are planned with the measured charge table. */
   flags: number;
   /** Weight accounts bound. */
   bound: number;
