@@ -3,7 +3,7 @@
 // decoded from their bytes, and read from a cluster.
 
 import { getConfigDecoder, getModelDecoder, getRunDecoder, getWeightDecoder } from '../generated-js/index.js';
-import { encodeConfig } from '../format.js';
+import { chargesOf, encodeConfig } from '../format.js';
 import { dataView, equalBytes } from './bytes.js';
 
 /** Each kind's eight-byte tag. */
@@ -89,7 +89,8 @@ export function decodeConfigAccount(data, where) {
  * @property {number} sectionCount
  * @property {number} status 0 writing, 1 sealed, 2 retired
  * @property {string} statusName
- * @property {number} flags
+ * @property {number} flags the artifact's header flags, as init_model recorded them: bit 0, shared classifier; bit 1, the measured charge table
+ * @property {import('../format.js').ChargeTable} charges the charge table every turn of the model is planned with (bit 1 of `flags`)
  * @property {number} bound
  * @property {number} sealed
  * @property {Uint8Array} identity zero until sealed
@@ -119,6 +120,7 @@ export function decodeModelAccount(data, where) {
     status,
     statusName: ['writing', 'sealed', 'retired'][status] ?? `status ${status}`,
     flags: m.flags,
+    charges: chargesOf(m.flags),
     bound: m.bound,
     sealed: m.sealedCount,
     identity: Uint8Array.from(m.identity),

@@ -3,6 +3,7 @@
 
 import { getCreateAccountInstruction } from '@solana-program/system';
 
+import { DEFAULT_ALLOWANCE, checkAllowance } from '../format.js';
 import { CONFIG_LEN } from './accounts.js';
 import { requireSecret } from './client.js';
 import { fetchConfig, fetchRawAccount } from './fetch.js';
@@ -12,8 +13,7 @@ import { rentFor } from './rent.js';
 import { sendAndConfirm, settle } from './transactions.js';
 
 /** The default turn allowance and its range (docs/program.md). */
-export const DEFAULT_ALLOWANCE = 1_350_000;
-export const MIN_ALLOWANCE = 22_096;
+export { DEFAULT_ALLOWANCE, MIN_ALLOWANCE } from '../format.js';
 
 /**
  * Creates the signer's config account, administered by the payer (or
@@ -23,10 +23,7 @@ export const MIN_ALLOWANCE = 22_096;
  * @returns {Promise<{ config: string, createdNow: boolean, admin: string, allowance: number }>}
  */
 export async function initConfig(client, options = {}) {
-  const allowance = options.allowance ?? DEFAULT_ALLOWANCE;
-  if (!Number.isInteger(allowance) || allowance < MIN_ALLOWANCE || allowance > DEFAULT_ALLOWANCE) {
-    throw new RangeError(`allowance ${allowance} is out of range: ${MIN_ALLOWANCE} to ${DEFAULT_ALLOWANCE} compute units`);
-  }
+  const allowance = checkAllowance(options.allowance ?? DEFAULT_ALLOWANCE, 'allowance');
   await settle(client);
   const key = await configSigner(requireSecret(client, 'initConfig'), client.programId);
   let createdNow = false;
@@ -39,4 +36,27 @@ export async function initConfig(client, options = {}) {
   }
   const c = await fetchConfig(client, key.address);
   return { config: key.address, createdNow, admin: c.admin, allowance: c.allowance };
+}
+
+/**
+ * Changes a config's turn allowance, as `curta config set-allowance N`:
+ * the payer signs as its admin. Every later turn of its models' runs is
+ * planned under it (a lower one may leave a run unable to advance: it can
+ * then only be closed).
+ * @param {import('./client.js').CurtaClient} client
+ * @param {string} config
+ * @param {number} allowance 22,096 to 1,350,000 compute units
+ * @returns {Promise<{ config: string, allowance: number, changed: boolean }>}
+ */
+export async function setAllowance(client, config, allowance) {
+  checkAllowance(allowance, 'allowance');
+  await settle(client);
+  const before = await fetchConfig(client, config);
+  if (before.admin !== client.payer.address) {
+    throw new Error(`config ${config} is administered by ${before.admin}, not the signer ${client.payer.address}`);
+  }
+  if (before.allowance === allowance) return { config, allowance, changed: false };
+  await sendAndConfirm(client, 'setting the allowance', [ix.setAllowance(client.programId, { config: /** @type {any} */ (config), admin: client.payer, allowance })]);
+  const after = await fetchConfig(client, config);
+  return { config, allowance: after.allowance, changed: true };
 }

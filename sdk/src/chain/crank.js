@@ -2,7 +2,8 @@
 // Cranking a run: every remaining turn, pipelined, checked
 // (client/src/crank.rs; docs/client.md, "Cranking").
 //
-// The module replays the run from the chain's state first, so before
+// The module replays the run from the chain's state first (planned with
+// the model's charge table and its config's allowance), so before
 // sending anything the client knows every coming turn's weight accounts,
 // compute units, receipt and state. A window of turns is in flight at
 // once, each carrying the turn count it expects, so one that runs out of
@@ -125,6 +126,8 @@ export function programUnits(logs, programId) {
  * @typedef {object} Cranked
  * @property {string} run
  * @property {string} model
+ * @property {import('../format.js').ChargeTable} charges the model's charge table, which the turns were planned with
+ * @property {number} allowance the config's turn allowance, which the turns were planned under
  * @property {number} turnsBefore the turn count when it started
  * @property {TurnRecord[]} turns
  * @property {{ turn: number, signature: string, slot: bigint, fee: bigint, error: string }[]} failed turn transactions that landed and failed (StaleTurn)
@@ -166,11 +169,11 @@ export async function crankRun(client, runAddress, options = {}) {
     throw new Error(`model ${model.address} is not the one run ${runAddress} was opened on (its identity changed): the run can only be closed`);
   }
   const config = await fetchConfig(client, model.config);
-  checkAllowance(config.allowance);
+  const allowance = checkAllowance(config.allowance);
   let artifact = options.artifact;
   if (artifact) await checkArtifact(model, artifact);
   else artifact = await fetchArtifact(client, model);
-  const replay = await replayFromState(core, artifact, run.state);
+  const replay = await replayFromState(core, artifact, run.state, { allowance });
   const steps = replay.steps;
   const n = steps.length;
   const weights = model.sections.map((s) => /** @type {any} */ (s.weight));
@@ -179,6 +182,8 @@ export async function crankRun(client, runAddress, options = {}) {
   const out = {
     run: runAddress,
     model: model.address,
+    charges: model.charges,
+    allowance,
     turnsBefore: readStateInfo(run.state).turns,
     turns: [],
     failed: [],

@@ -16,15 +16,15 @@ export {
   decodeWeightAccount,
 } from './accounts.js';
 export { fetchConfig, fetchModel, fetchRawAccount, fetchRunAccount, fetchWeight } from './fetch.js';
-export { DEFAULT_ALLOWANCE, initConfig } from './config.js';
-export { describeArtifact, missingChunks, sectionDigest, uploadModel } from './upload.js';
+export { DEFAULT_ALLOWANCE, MIN_ALLOWANCE, initConfig, setAllowance } from './config.js';
+export { artifactToUpload, describeArtifact, missingChunks, sectionDigest, uploadModel } from './upload.js';
 export { checkArtifact, fetchArtifact, modelIdentity } from './models.js';
 export { MAX_PROMPT_BYTES, closeRun, fetchRun, openRun, openTransactions, reclaim, runAccountSigner, runParams } from './runs.js';
 export { quoteRun } from './quote.js';
 export { CurtaReplayMismatch, crankRun, firstDifference, priorityFee, programUnits, rampLamports, rampPeriod, rampPrice, turnLimits } from './crank.js';
 export { followRun } from './follow.js';
 export { decodeReceipt, receiptDifferences, receiptsFromLogs } from './receipts.js';
-export { MODULE_ALLOWANCE, initialState, replayFromParams, replayFromState, turnLimit } from './replay.js';
+export { checkAllowance, initialState, replayFromParams, replayFromState, turnLimit } from './replay.js';
 export {
   CurtaTransactionError,
   PROGRAM_ERRORS,

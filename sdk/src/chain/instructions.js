@@ -13,6 +13,7 @@ import {
   getReclaimInstruction,
   getSealModelInstruction,
   getSealSectionInstruction,
+  getSetAllowanceInstruction,
   getTurnInstruction,
   getWriteInstruction,
   getWritePromptInstruction,
@@ -32,6 +33,12 @@ const at = (programAddress) => ({ programAddress });
  * @param {{ config: TransactionSigner, admin: TransactionSigner, allowance: number }} a
  */
 export const initConfig = (program, a) => getInitConfigInstruction(a, at(program));
+
+/**
+ * @param {Address} program
+ * @param {{ config: Address, admin: TransactionSigner, allowance: number }} a
+ */
+export const setAllowance = (program, a) => getSetAllowanceInstruction(a, at(program));
 
 /**
  * @param {Address} program

@@ -4,7 +4,7 @@
 
 import { getAddressEncoder } from '@solana/kit';
 
-import { SECTION_COUNT_OFFSET, SECTION_ENTRY_LEN, SECTION_TABLE, readSectionTable } from '../format.js';
+import { SECTION_COUNT_OFFSET, SECTION_ENTRY_LEN, SECTION_TABLE, chargesOf, readFlags, readSectionTable } from '../format.js';
 import { MODEL_IDENTITY_OFFSET, MODEL_STATUS } from './accounts.js';
 import { dataView, equalBytes, hex, sha256 } from './bytes.js';
 import { fetchWeight } from './fetch.js';
@@ -37,7 +37,8 @@ export async function checkModelIdentity(model) {
 }
 
 /**
- * Checks an artifact against a model's sealed section digests.
+ * Checks an artifact against a model's flags (its charge table among them)
+ * and sealed section digests.
  * @param {Awaited<ReturnType<typeof import('./fetch.js').fetchModel>>} model
  * @param {Uint8Array} artifact
  */
@@ -45,6 +46,12 @@ export async function checkArtifact(model, artifact) {
   const { sections } = readSectionTable(artifact);
   if (sections.length !== model.sectionCount) {
     throw new Error(`the artifact has ${sections.length} sections, model ${model.address} ${model.sectionCount}`);
+  }
+  const flags = readFlags(artifact);
+  if (flags !== model.flags) {
+    throw new Error(
+      `the artifact's flags are ${flags} (the ${chargesOf(flags)} charge table), model ${model.address}'s ${model.flags} (the ${model.charges} table): not its artifact`,
+    );
   }
   for (let i = 0; i < sections.length; i++) {
     const s = model.sections[i];

@@ -1,6 +1,7 @@
 // @ts-check
 // What a run will cost before it is opened, like `curta quote MODEL`
-// (client/src/quote.rs): the module's replay gives its exact turns (a run
+// (client/src/quote.rs): the module's replay, planned with the model's
+// charge table and its config's allowance, gives its exact turns (a run
 // may end early on an end token), their weight accounts and compute
 // units; the transaction sizes give the opening's transactions; the
 // cluster's fee and rent give the lamports.
@@ -13,7 +14,8 @@ import { requireCore } from './client.js';
 import { priorityFee, rampLamports, rampPeriod, rampPrice, turnLimits } from './crank.js';
 import { fetchConfig, fetchModel } from './fetch.js';
 import { checkArtifact, fetchArtifact } from './models.js';
-import { MODULE_ALLOWANCE, checkAllowance, replayFromParams } from './replay.js';
+import { DEFAULT_ALLOWANCE } from '../format.js';
+import { checkAllowance, replayFromParams } from './replay.js';
 import { rentFor } from './rent.js';
 import { openTransactions, runParams } from './runs.js';
 import { lamportsPerSignature } from './transactions.js';
@@ -22,7 +24,9 @@ import { lamportsPerSignature } from './transactions.js';
  * A run's cost.
  * @typedef {object} Quote
  * @property {number} turns the turns the run takes (the module's replay)
- * @property {number} turnsAtMost without an early end token (the module's quote)
+ * @property {number} turnsAtMost without an early end token (the module's quote; under another allowance than the default, which the module's quote does not take, the replay's turns)
+ * @property {import('../format.js').ChargeTable} charges the model's charge table, which every turn is planned with
+ * @property {number} allowance the config's turn allowance, which every turn is planned under
  * @property {number} tokens
  * @property {number} openTransactions 1, or more with a long prompt
  * @property {number} transactions open, every turn, close
@@ -56,13 +60,13 @@ export async function quoteRun(client, modelAddress, params, options = {}) {
   const model = await fetchModel(client, modelAddress);
   const p = runParams(params, model.shape);
   const config = await fetchConfig(client, model.config);
-  checkAllowance(config.allowance);
+  const allowance = checkAllowance(config.allowance);
   let artifact = options.artifact;
   if (artifact) await checkArtifact(model, artifact);
   else artifact = await fetchArtifact(client, model);
   const run = { maxTokens: p.maxTokens, temperatureQ16: p.temperatureQ16, seed: p.seed };
-  const replay = await replayFromParams(core, artifact, p.prompt, run);
-  const turnsAtMost = config.allowance === MODULE_ALLOWANCE ? core.quote(artifact, p.prompt, run) : replay.steps.length;
+  const replay = await replayFromParams(core, artifact, p.prompt, { ...run, allowance });
+  const turnsAtMost = allowance === DEFAULT_ALLOWANCE ? core.quote(artifact, p.prompt, run) : replay.steps.length;
   const accountLength = RUN_HEADER_LEN + core.stateSize(model.configBytes, p.prompt.length, p.maxTokens);
   // The opening's transactions, sized with a stand-in run key.
   const standIn = await generateKeyPairSigner();
@@ -86,6 +90,8 @@ export async function quoteRun(client, modelAddress, params, options = {}) {
   return {
     turns: n,
     turnsAtMost,
+    charges: model.charges,
+    allowance,
     tokens: generated,
     openTransactions: open.length,
     transactions: open.length + n + 1,

@@ -3,14 +3,14 @@
 // one), every turn the program will take, with what it plans (the weight
 // sections, the compute units) and what it must produce (the receipt's
 // fields, tokens and text, and the state itself). client/src/replay.rs
-// does the same natively.
+// does the same natively. Every turn is planned as the program plans it:
+// with the model's charge table (its artifact's flags, which the Model
+// account records) and its config account's allowance.
 
 import { CoreSession } from '../session.js';
-import { readStateInfo } from '../format.js';
+import { DEFAULT_ALLOWANCE, checkAllowance as checkRange, readStateInfo } from '../format.js';
 import { hex, sha256 } from './bytes.js';
 
-/** The turn allowance the module's plan_turn and turn run under. */
-export const MODULE_ALLOWANCE = 1_350_000;
 /** What a turn's two compute-budget instructions cost (150 each). */
 export const COMPUTE_BUDGET_OVERHEAD = 300;
 /** The most compute units one transaction may ask for. */
@@ -46,17 +46,21 @@ export const turnLimit = (estimatedCu) => Math.min(estimatedCu + COMPUTE_BUDGET_
  */
 
 /**
- * Checks that the module can plan turns the way the chain does: it plans
- * under the default allowance only.
+ * A config account's turn allowance, checked: the module plans and runs
+ * turns under any the program accepts, 22,096 to 1,350,000 compute units.
  * @param {number} allowance the config's
+ * @returns {number}
+ * @throws {RangeError} for one outside that range (no program would have written it)
  */
 export function checkAllowance(allowance) {
-  if (allowance !== MODULE_ALLOWANCE) {
-    throw new RangeError(
-      `the config's turn allowance is ${allowance} compute units; the WebAssembly module plans and runs turns under ${MODULE_ALLOWANCE} only, so it cannot replay this run`,
-    );
-  }
+  return checkRange(allowance, "the config's turn allowance");
 }
+
+/**
+ * How a replay plans: the config account's allowance.
+ * @typedef {object} ReplayOptions
+ * @property {number} [allowance] 1,350,000 by default
+ */
 
 /**
  * Every turn of `session` to the end of its run; closes it.
@@ -92,25 +96,30 @@ async function replaySession(session) {
 }
 
 /**
- * Replays a run from a state's bytes (the chain's run account after its header).
+ * Replays a run from a state's bytes (the chain's run account after its
+ * header), with the artifact's charge table and `options.allowance`.
  * @param {import('../core.js').CoreWasm} core
  * @param {Uint8Array | import('../core.js').CoreArtifact} artifact
  * @param {Uint8Array} state
+ * @param {ReplayOptions} [options]
  */
-export function replayFromState(core, artifact, state) {
+export function replayFromState(core, artifact, state, options = {}) {
   readStateInfo(state);
-  return replaySession(CoreSession.resume(core, artifact, state));
+  const allowance = checkAllowance(options.allowance ?? DEFAULT_ALLOWANCE);
+  return replaySession(CoreSession.resume(core, artifact, state, { allowance }));
 }
 
 /**
- * Replays a run from its parameters, as open_run starts it.
+ * Replays a run from its parameters, as open_run starts it, with the
+ * artifact's charge table and `options.allowance`.
  * @param {import('../core.js').CoreWasm} core
  * @param {Uint8Array | import('../core.js').CoreArtifact} artifact
  * @param {string | Uint8Array} prompt
- * @param {import('../core.js').RunOptions} options
+ * @param {import('../core.js').RunOptions & ReplayOptions} options
  */
 export function replayFromParams(core, artifact, prompt, options) {
-  return replaySession(CoreSession.open(core, artifact, prompt, options));
+  const allowance = checkAllowance(options.allowance ?? DEFAULT_ALLOWANCE);
+  return replaySession(CoreSession.open(core, artifact, prompt, { ...options, allowance }));
 }
 
 /**

@@ -13,10 +13,10 @@
 import { getCreateAccountInstruction } from '@solana-program/system';
 import { getSetComputeUnitLimitInstruction } from '@solana-program/compute-budget';
 
-import { CONFIG_LEN as CONFIG_BYTES, readSectionTable } from '../format.js';
+import { ARTIFACT_MAGIC, CONFIG_LEN as CONFIG_BYTES, chargesFlag, chargesOf, readFlags, readSectionTable } from '../format.js';
 import { MODEL_HEADER_LEN, MODEL_SECTION_LEN, MODEL_STATUS, WEIGHT_HEADER_LEN } from './accounts.js';
-import { dataView, equalBytes, hex, sha256 } from './bytes.js';
-import { requireSecret } from './client.js';
+import { equalBytes, hex, sha256 } from './bytes.js';
+import { requireCore, requireSecret } from './client.js';
 import { fetchConfig, fetchModel, fetchRawAccount, fetchWeight } from './fetch.js';
 import * as ix from './instructions.js';
 import { modelSigner, weightSigner } from './keys.js';
@@ -29,8 +29,6 @@ export const DIGEST_CHUNK = 1 << 20;
 export const SEAL_BYTES_PER_CALL = 2 << 20;
 /** Compute units a seal_section call asks for: two 1 MiB chunks at about 524,000 each. */
 export const SEAL_CU = 1_100_000;
-/** The header's flags (format.md): bit 0, the classifier is the embedding. */
-const FLAGS_OFFSET = 44;
 
 /**
  * A section's digest, as seal_section checks it: h = sha256(h || chunk)
@@ -69,10 +67,14 @@ export function missingChunks(data, held, chunk) {
 export async function describeArtifact(artifact) {
   const table = readSectionTable(artifact);
   const sections = table.sections.map((s) => artifact.subarray(s.offset, s.offset + s.length));
+  const flags = readFlags(artifact);
   return {
     sha256: await sha256(artifact),
     configBytes: table.config,
-    flags: dataView(artifact).getUint32(FLAGS_OFFSET, true),
+    // The header's flags (format.md), which init_model records: bit 0, the
+    // classifier is the embedding; bit 1, the measured charge table.
+    flags,
+    charges: chargesOf(flags),
     sections,
     digests: await Promise.all(sections.map(sectionDigest)),
   };
@@ -91,6 +93,8 @@ export async function describeArtifact(artifact) {
  * @typedef {object} Uploaded
  * @property {string} model the model's address
  * @property {string} config
+ * @property {import('../format.js').ChargeTable} charges the table the model's turns are planned with
+ * @property {Uint8Array} artifact the artifact uploaded (the checkpoint's conversion, when one was given): what `crankRun` and `quoteRun` take as `artifact`
  * @property {boolean} already whether the model was already sealed with these weights
  * @property {number} bytesWritten
  * @property {number} chunksWritten
@@ -99,18 +103,61 @@ export async function describeArtifact(artifact) {
  */
 
 /**
+ * What to upload, and how.
+ * @typedef {object} UploadOptions
+ * @property {string} config the config account the model is bound to
+ * @property {Uint8Array} [tokenizer] the llama2.c tokenizer: the bytes given are then a checkpoint, converted in the module
+ * @property {import('../format.js').ChargeTable} [charges] the table the model's turns are planned with, fixed when
+ *   its artifact is made: a checkpoint is converted with it (`specification` by default); an artifact made with another is refused
+ * @property {bigint | number} [royalty] lamports per generated token, 0 by default
+ * @property {number} [inFlight] transactions in flight, 256 by default
+ * @property {(p: UploadProgress) => void} [onProgress]
+ */
+
+/**
+ * The artifact an upload sends: `bytes` themselves, or with a tokenizer
+ * the module's conversion of the checkpoint `bytes`, planned with `charges`
+ * (`curta model upload CK --tokenizer T --charges TABLE`). An artifact
+ * planned with another table than `charges` asks for is refused, not
+ * rewritten: its table is in section zero, which its digest seals.
+ * @param {import('./client.js').CurtaClient} client
+ * @param {Uint8Array} bytes
+ * @param {{ tokenizer?: Uint8Array, charges?: import('../format.js').ChargeTable }} options
+ */
+export function artifactToUpload(client, bytes, options) {
+  const isArtifact = bytes.length >= 8 && String.fromCharCode(...bytes.subarray(0, 8)) === ARTIFACT_MAGIC;
+  if (options.tokenizer) {
+    if (isArtifact) throw new Error(`the bytes given with a tokenizer are already a curta artifact (they open with ${ARTIFACT_MAGIC}): upload it without the tokenizer`);
+    return requireCore(client, 'uploadModel with a tokenizer').convert(bytes, options.tokenizer, { charges: options.charges });
+  }
+  if (!isArtifact) throw new RangeError(`not a Curta artifact (it does not open with ${ARTIFACT_MAGIC}); to upload a llama2.c checkpoint give its tokenizer too`);
+  if (options.charges !== undefined) {
+    chargesFlag(options.charges); // a name that is no table, in words
+    const charges = chargesOf(readFlags(bytes));
+    if (charges !== options.charges) {
+      throw new Error(
+        `the artifact is planned with the ${charges} charge table, not the ${options.charges} one: convert its checkpoint ` +
+          `again with charges '${options.charges}', or upload the checkpoint with its tokenizer and charges '${options.charges}'`,
+      );
+    }
+  }
+  return bytes;
+}
+
+/**
  * Uploads an artifact as a model bound to `config`, owned by the payer,
  * with `royalty` lamports per generated token; resumes an earlier upload
  * of the same artifact, config and royalty (by this client, or the `curta`
  * CLI with the same keypair).
  * @param {import('./client.js').CurtaClient} client
- * @param {Uint8Array} artifact the `.curta` file (`core.convert` makes one from a llama2.c checkpoint)
- * @param {{ config: string, royalty?: bigint | number, inFlight?: number, onProgress?: (p: UploadProgress) => void }} options
+ * @param {Uint8Array} bytes the `.curta` file, or with `options.tokenizer` a llama2.c checkpoint (converted in the module with `options.charges`)
+ * @param {UploadOptions} options
  * @returns {Promise<Uploaded>}
  */
-export async function uploadModel(client, artifact, options) {
+export async function uploadModel(client, bytes, options) {
   const started = Date.now();
   const secret = requireSecret(client, 'uploadModel');
+  const artifact = artifactToUpload(client, bytes, options);
   const royalty = BigInt(options.royalty ?? 0);
   const progress = options.onProgress ?? (() => {});
   const program = client.programId;
@@ -123,7 +170,7 @@ export async function uploadModel(client, artifact, options) {
   const model = modelKey.address;
   const summary = emptySummary();
   /** @type {Uploaded} */
-  const out = { model, config: options.config, already: false, bytesWritten: 0, chunksWritten: 0, summary, seconds: 0 };
+  const out = { model, config: options.config, charges: art.charges, artifact, already: false, bytesWritten: 0, chunksWritten: 0, summary, seconds: 0 };
 
   progress({ stage: 'model', done: 0, total: 1 });
   if (!(await fetchRawAccount(client, model))) {

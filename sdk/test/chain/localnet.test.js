@@ -2,7 +2,9 @@
 // reference and T=0.8 runs with every turn's state equal to the golden
 // receipt's, a client stopped (SIGKILL) mid-upload and mid-crank and run
 // again with nothing paid twice (read from the validator's history, as
-// harness/tests/e2e.rs does), bad input refused in words. Prints the
+// harness/tests/e2e.rs does), bad input refused in words; stories260K
+// uploaded from its checkpoint with the measured charge table and its
+// golden run, then a run under a lowered config allowance. Prints the
 // upload's time and transactions and the reference run's crank time.
 
 import assert from 'node:assert/strict';
@@ -27,7 +29,9 @@ import {
   modelSigner,
   openRun,
   quoteRun,
+  replayFromParams,
   runSigner,
+  setAllowance,
   uploadModel,
 } from '../../src/index.js';
 import { fileJournal } from '../../src/chain/journal-node.js';
@@ -330,5 +334,71 @@ describe('the JS chain client on curta-localnet', () => {
     await assert.rejects(fetchModel(client, client.payer.address), /is not a curta model: it belongs to 11111111111111111111111111111111/);
     const nobody = (await generateKeyPairSigner()).address;
     await assert.rejects(fetchModel(client, nobody), new RegExp(`there is no model account at ${nobody}`));
+  });
+
+  test("stories260K uploaded from its checkpoint with charges 'measured': the measured reference run in 16 turns, the golden receipt's states; under a lowered allowance, the module's turns", async () => {
+    const g = golden('stories260k-measured-reference');
+    const bin = modelFile('stories260K.bin');
+    const tok = modelFile('tok512.bin');
+    await assert.rejects(uploadModel(client, bin, { config, tokenizer: tok, charges: 'fast' }), /charges "fast" is not a charge table: the tables are "specification" and "measured"/);
+    await assert.rejects(uploadModel(client, artifact, { config, charges: 'measured' }), /the artifact is planned with the specification charge table, not the measured one/);
+    const up = await uploadModel(client, bin, { config, tokenizer: tok, charges: 'measured', royalty: 0n });
+    assert.equal(up.charges, 'measured');
+    // golden/receipts/stories260k-measured-reference.txt's model line: the native converter's bytes.
+    assert.equal(sha256(up.artifact), '8d9cf507ca0d0481f47a22ceb33370c9b5c00020f2130db82f8316e52e104c20');
+    assert.notEqual(up.model, model);
+    const m = await fetchModel(client, up.model);
+    assert.deepEqual([m.statusName, m.flags, m.charges], ['sealed', 3, 'measured']);
+    console.log(`upload: stories260K, measured table, in ${up.seconds.toFixed(2)} s, ${up.summary.transactions} transactions`);
+
+    const q = await quoteRun(client, up.model, g.params, { artifact: up.artifact });
+    assert.deepEqual([q.turns, q.turnsAtMost, q.charges, q.allowance], [16, 16, 'measured', 1_350_000]);
+    assert.deepEqual(q.cuPerTurn.slice(1), g.turns.slice(2).map((t) => t.plannerCu));
+    const opened = await openRun(client, up.model, g.params);
+    // No artifact: the weights, section zero's table among them, are read from the chain.
+    const c = await crankRun(client, opened.run);
+    assert.equal(c.charges, 'measured');
+    assert.equal(c.turns.length, 16);
+    c.turns.forEach((t, i) => {
+      assert.equal(t.stateSha256, g.turns[i + 1].stateSha256, `turn ${i + 1}'s state`);
+      assert.equal(t.charged, g.turns[i + 1].plannerCu, `turn ${i + 1}'s planner charge`);
+    });
+    assert.equal(c.finalStateSha256, g.turns.at(-1).stateSha256);
+    const run = await fetchRun(client, opened.run);
+    assert.equal(sha256(run.state), g.turns.at(-1).stateSha256);
+    assert.equal(run.text, ', there was a little girl named Lily. She');
+    console.log(`crank: stories260k-measured-reference, ${c.turns.length} turns in ${c.seconds.toFixed(2)} s, ${c.failed.length} resent`);
+    await closeRun(client, opened.run);
+
+    // The config's allowance lowered: the program plans every turn under
+    // it, and the module's replay must have planned the same (every
+    // receipt and the final state are checked against it).
+    const ALLOWANCE = 700_000;
+    await assert.rejects(setAllowance(client, config, 22_095), /allowance 22095 is out of range: 22,096 to 1,350,000 compute units/);
+    assert.deepEqual(await setAllowance(client, config, ALLOWANCE), { config, allowance: ALLOWANCE, changed: true });
+    try {
+      const params = { ...g.params, label: 'allowance' };
+      const lowered = await quoteRun(client, up.model, params, { artifact: up.artifact });
+      const replay = await replayFromParams(core, up.artifact, g.params.prompt, { ...g.params, allowance: ALLOWANCE });
+      assert.equal(lowered.allowance, ALLOWANCE);
+      assert.equal(lowered.turns, replay.steps.length);
+      assert.ok(lowered.turns > 16, `${lowered.turns} turns under ${ALLOWANCE} units`);
+      const o = await openRun(client, up.model, params);
+      const l = await crankRun(client, o.run, { artifact: up.artifact });
+      assert.equal(l.allowance, ALLOWANCE);
+      assert.equal(l.turns.length, lowered.turns);
+      l.turns.forEach((t, i) => {
+        assert.equal(t.stateSha256, replay.steps[i].stateSha256, `turn ${i + 1}'s state`);
+        assert.ok(t.charged <= ALLOWANCE && t.estimatedCu <= ALLOWANCE, `turn ${i + 1} charged ${t.charged}`);
+      });
+      // The same text, in more turns; the same tokens make the same final cache.
+      const after = await fetchRun(client, o.run);
+      assert.equal(after.text, ', there was a little girl named Lily. She');
+      assert.equal(l.finalStateSha256, replay.steps.at(-1).stateSha256);
+      console.log(`crank: measured reference under ${ALLOWANCE} units, ${l.turns.length} turns in ${l.seconds.toFixed(2)} s, ${l.failed.length} resent`);
+      await closeRun(client, o.run);
+    } finally {
+      await setAllowance(client, config, 1_350_000);
+    }
   });
 });
