@@ -53,10 +53,11 @@ const LOCAL_AIRDROP = 20_000_000_000n;
  *   signer: import('@solana/kit').TransactionSigner | null,
  *   signerName: string,
  *   model: Awaited<ReturnType<typeof fetchModel>> | null,
+ *   allowance: number,
  *   artifact: Uint8Array | null,
  * }}
  */
-export const chain = { cluster: null, signer: null, signerName: '', model: null, artifact: null };
+export const chain = { cluster: null, signer: null, signerName: '', model: null, allowance: 1_350_000, artifact: null };
 
 /** @param {Page} page */
 export function setupChain(page) {
@@ -224,6 +225,8 @@ async function loadModel(page, address) {
   }
   const config = await fetchConfig(client, model.config);
   chain.model = model;
+  // Every turn of its runs is planned under its config's allowance, with its own charge table.
+  chain.allowance = config.allowance;
   // The page's artifact is used to replay when it is this model's; else the weights are read from the chain.
   chain.artifact = null;
   const local = page.state.model?.artifact;
@@ -234,7 +237,7 @@ async function loadModel(page, address) {
     } catch {}
   }
   page.setModel(
-    { name: `on chain ${address}`, artifact: chain.artifact ?? page.state.model?.artifact ?? null, config: model.shape },
+    { name: `on chain ${address}`, artifact: chain.artifact ?? page.state.model?.artifact ?? null, config: model.shape, charges: model.charges },
     [
       ['address', address],
       ['status', model.statusName],
@@ -575,6 +578,7 @@ async function verifyEarlier(client, runAddress, params, upTo) {
     maxTokens: params.maxTokens,
     temperature: params.temperature,
     seed: params.seed,
+    allowance: chain.allowance,
   });
   let landed = 0;
   /** @type {Uint8Array[]} */

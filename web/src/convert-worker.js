@@ -5,7 +5,7 @@ import { CurtaCoreError, loadCore } from '@curta/sdk';
 self.onmessage = async ({ data }) => {
   try {
     const core = await loadCore();
-    const artifact = core.convert(data.checkpoint, data.tokenizer);
+    const artifact = core.convert(data.checkpoint, data.tokenizer, { charges: data.charges });
     self.postMessage({ artifact }, [artifact.buffer]);
   } catch (e) {
     const err = /** @type {any} */ (e);

@@ -27,9 +27,10 @@ export async function readFile(file, onProgress) {
  * The module's `convert` in a worker: the native converter's bytes.
  * @param {Uint8Array} checkpoint
  * @param {Uint8Array} tokenizer
+ * @param {import('@curta/sdk').ChargeTable} [charges] the table the model's turns are planned with; the specification's by default
  * @returns {Promise<Uint8Array>}
  */
-export function convertInWorker(checkpoint, tokenizer) {
+export function convertInWorker(checkpoint, tokenizer, charges = 'specification') {
   const worker = new Worker(new URL('./convert-worker.js', import.meta.url), { type: 'module' });
   return new Promise((resolve, reject) => {
     worker.onmessage = ({ data }) => {
@@ -42,7 +43,7 @@ export function convertInWorker(checkpoint, tokenizer) {
       worker.terminate();
       reject(new Error(`the converter stopped: ${e.message}`));
     };
-    worker.postMessage({ checkpoint, tokenizer }, [checkpoint.buffer, tokenizer.buffer]);
+    worker.postMessage({ checkpoint, tokenizer, charges }, [checkpoint.buffer, tokenizer.buffer]);
   });
 }
 

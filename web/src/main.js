@@ -1,5 +1,5 @@
 // The page: pick a model, type a prompt, run it here or on chain.
-import { MAX_PROMPT_BYTES, decodeConfig, loadCore } from '@curta/sdk';
+import { MAX_PROMPT_BYTES, chargesOf, decodeConfig, loadCore, readFlags } from '@curta/sdk';
 import { $, clearError, formatNumber, setFacts, setProgress, setStatus, showError } from './dom.js';
 import { convertInWorker, formatBytes, readFile } from './files.js';
 import { runOffline, tokensPerSecond } from './offline.js';
@@ -12,6 +12,7 @@ import { setupChain } from './chain-ui.js';
  * @property {string} name
  * @property {Uint8Array | null} artifact the .curta bytes, when the page holds them
  * @property {import('@curta/sdk').Config} config
+ * @property {import('@curta/sdk').ChargeTable} charges the table its turns are planned with (its artifact's flags, which the Model account records)
  */
 
 const state = {
@@ -88,15 +89,27 @@ export function setModel(model, extra = []) {
     ['model', model.name],
     ['shape', `dim ${c.dim}, hidden ${c.hiddenDim}, ${c.nLayers} layers, ${c.nHeads} heads (${c.nKvHeads} kv), vocabulary ${c.vocabSize}`],
     ['context', `${c.seqLen} tokens`],
+    ['charges', CHARGES_WORDS[model.charges]],
     ...(model.artifact ? /** @type {Array<[string,string]>} */ ([['artifact', formatBytes(model.artifact.length)]]) : []),
     ...extra,
   ]);
   setStatus(`Model ready: ${model.name}.`);
 }
 
+/** The charge tables, as the model's facts name them. */
+const CHARGES_WORDS = {
+  specification: "the specification's table",
+  measured: 'the measured table (fewer, fuller turns)',
+};
+
 /** @param {Uint8Array} artifact */
 function configOf(artifact) {
   return decodeConfig(artifact.subarray(16, 44));
+}
+
+/** @param {Uint8Array} artifact */
+function chargesOfArtifact(artifact) {
+  return chargesOf(readFlags(artifact));
 }
 
 // Tabs of the model panel.
@@ -125,7 +138,7 @@ $('artifact-file').addEventListener('change', () =>
       throw new Error(`${file.name}: ${inWords(e)} (a .curta file starts with CURTAW01).`);
     }
     setProgress('model-progress', 1, `${file.name}: ${formatBytes(artifact.length)} read`);
-    setModel({ name: file.name, artifact, config: configOf(artifact) });
+    setModel({ name: file.name, artifact, config: configOf(artifact), charges: chargesOfArtifact(artifact) });
   }),
 );
 
@@ -141,13 +154,14 @@ $('convert').addEventListener('click', () =>
     const tk = await readFile(tokenizer, (read) =>
       setProgress('model-progress', (0.8 * (checkpoint.size + read)) / total, `reading ${tokenizer.name}: ${formatBytes(read)}`),
     );
+    const charges = /** @type {import('@curta/sdk').ChargeTable} */ (/** @type {HTMLSelectElement} */ ($('charges')).value);
     setProgress('model-progress', 0.85, `converting ${formatBytes(total)} in the module…`);
     const started = performance.now();
-    const artifact = await convertInWorker(ck, tk);
+    const artifact = await convertInWorker(ck, tk, charges);
     const seconds = (performance.now() - started) / 1000;
     setProgress('model-progress', 1, `converted: ${formatBytes(artifact.length)} in ${seconds.toFixed(2)} s`);
     const name = checkpoint.name.replace(/\.bin$/, '.curta');
-    setModel({ name, artifact, config: configOf(artifact) });
+    setModel({ name, artifact, config: configOf(artifact), charges: chargesOfArtifact(artifact) });
   }),
 );
 

@@ -6,7 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { serve } from '../scripts/serve.js';
 import { launchBrowser, pageLog } from './browser.js';
-import { MODELS, REFERENCE, SHOTS, convertOnPage, runOfflineOnPage } from './page.js';
+import { MODELS, REFERENCE, REFERENCE_MEASURED, SHOTS, convertOnPage, runOfflineOnPage } from './page.js';
 
 /** @type {Awaited<ReturnType<typeof serve>>} */
 let server;
@@ -31,6 +31,7 @@ test('offline: stories260K converted in the page, the reference run in WebAssemb
     await page.goto(server.url);
     await convertOnPage(page, join(MODELS, 'stories260K.bin'), join(MODELS, 'tok512.bin'));
     assert.match(await page.locator('#model-info').innerText(), /context\s+512 tokens/);
+    assert.equal(await page.locator('#model-info dd[data-term="charges"]').innerText(), "the specification's table");
     const result = await runOfflineOnPage(page, REFERENCE);
     assert.equal(result.text, REFERENCE.text);
     assert.equal(result.sha256, REFERENCE.sha256);
@@ -38,6 +39,25 @@ test('offline: stories260K converted in the page, the reference run in WebAssemb
     assert.match(result.tokensPerSecond, /^\d+(\.\d)?$/);
     await page.screenshot({ path: join(SHOTS, 'offline-finished.png'), fullPage: true });
     console.log(`offline reference run: ${result.tokensPerSecond} tokens/s, ${result.time}`);
+  } catch (e) {
+    console.error(log.join('\n'));
+    throw e;
+  } finally {
+    await page.close();
+  }
+});
+
+test('offline: stories260K converted with the measured charge table, the reference run in 16 turns', async () => {
+  const page = await browser.context.newPage();
+  const log = pageLog(page);
+  try {
+    await page.goto(server.url);
+    await convertOnPage(page, join(MODELS, 'stories260K.bin'), join(MODELS, 'tok512.bin'), 'measured');
+    assert.equal(await page.locator('#model-info dd[data-term="charges"]').innerText(), 'the measured table (fewer, fuller turns)');
+    const result = await runOfflineOnPage(page, REFERENCE_MEASURED);
+    assert.equal(result.text, REFERENCE_MEASURED.text);
+    assert.equal(result.sha256, REFERENCE_MEASURED.sha256);
+    assert.equal(result.turns, `${REFERENCE_MEASURED.turns} of ${REFERENCE_MEASURED.turns} quoted`);
   } catch (e) {
     console.error(log.join('\n'));
     throw e;

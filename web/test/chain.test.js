@@ -112,6 +112,7 @@ test('on chain: connect a Wallet Standard wallet, upload stories260K, quote, gen
     const modelAddress = await page.locator('#model-info dd[data-term="address"]').innerText();
     assert.match(modelAddress, /^[1-9A-HJ-NP-Za-km-z]{32,44}$/);
     assert.match(await page.locator('#model-info dd[data-term="status"]').innerText(), /sealed/);
+    assert.equal(await page.locator('#model-info dd[data-term="charges"]').innerText(), "the specification's table");
 
     await fillRun(page, REFERENCE);
     await page.click('#quote');

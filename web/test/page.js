@@ -24,14 +24,26 @@ export const REFERENCE = {
 };
 
 /**
+ * The reference run of stories260K converted with the measured charge
+ * table: the same text in 16 turns (golden/receipts/stories260k-measured-reference.txt).
+ */
+export const REFERENCE_MEASURED = {
+  ...REFERENCE,
+  turns: 16,
+  sha256: '40083617e19addbd99517793169681c7707ba7feb767e7e9f9e66cb76ed2e95e',
+};
+
+/**
  * @param {import('playwright-core').Page} page
  * @param {string} checkpoint
  * @param {string} tokenizer
+ * @param {'specification' | 'measured'} [charges] the charge table picked; the page's default (the specification's) when left out
  */
-export async function convertOnPage(page, checkpoint, tokenizer) {
+export async function convertOnPage(page, checkpoint, tokenizer, charges) {
   await page.click('.tabs button[data-tab="checkpoint"]');
   await page.setInputFiles('#checkpoint-file', checkpoint);
   await page.setInputFiles('#tokenizer-file', tokenizer);
+  if (charges) await page.selectOption('#charges', charges);
   await page.click('#convert');
   await page.locator('#model-progress .label', { hasText: 'converted:' }).waitFor({ timeout: 60_000 });
 }
