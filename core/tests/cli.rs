@@ -338,15 +338,27 @@ fn convert_with_the_measured_charges() {
     };
     let (ok, _, err) = convert("cheap");
     assert!(!ok);
-    assert!(err.contains("--charges cheap") && err.contains("measured"), "{err}");
+    assert!(
+        err.contains("--charges cheap") && err.contains("measured"),
+        "{err}"
+    );
     let (ok, out, err) = convert("measured");
     assert!(ok, "{err}");
     assert!(out.contains("measured charges"), "{out}");
-    assert_eq!(std::fs::read(&artifact).unwrap(), common::stories260k_measured());
+    assert_eq!(
+        std::fs::read(&artifact).unwrap(),
+        common::stories260k_measured()
+    );
     let a = artifact.to_str().unwrap();
     let (ok, out, _) = cli(&["inspect", a, "--json"]);
     assert!(ok && out.contains("\"charges\":\"measured\""), "{out}");
-    let args = ["--prompt", "Once upon a time", "--max-tokens", "12", "--json"];
+    let args = [
+        "--prompt",
+        "Once upon a time",
+        "--max-tokens",
+        "12",
+        "--json",
+    ];
     let (ok, out, _) = cli(&[&["quote", a][..], &args].concat());
     assert!(ok);
     assert_eq!(
