@@ -101,6 +101,18 @@ impl Journal {
         Ok(())
     }
 
+    /// Marks a journaled transaction as never sent: the cluster refused it
+    /// before taking it (in preflight), so it can never land and no later
+    /// process need wait for it. Appended, as every entry is.
+    pub fn forget(&self, signature: &Signature) -> Result<()> {
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = file.as_mut() {
+            writeln!(f, "{FORGOTTEN}{signature}")
+                .map_err(|e| Error::new(format!("cannot write {}: {e}", self.path.display())))?;
+        }
+        Ok(())
+    }
+
     /// Removes this process's file: everything it sent is settled.
     pub fn close(&self) {
         let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
@@ -169,6 +181,7 @@ impl Journal {
             }
             pending.insert(e.signature, e.last_valid_block_height);
         }
+        let mut told = std::time::Instant::now();
         while !pending.is_empty() {
             tokio::time::sleep(Duration::from_millis(400)).await;
             let sigs: Vec<Signature> = pending.keys().copied().collect();
@@ -180,6 +193,21 @@ impl Journal {
             }
             let height = cluster.block_height().await?;
             pending.retain(|_, last_valid| *last_valid >= height);
+            // What it waits for, every few seconds: a wait of up to a
+            // blockhash's life (about a minute) must not look like a hang.
+            if let Some(last) = pending.values().max() {
+                if told.elapsed() >= Duration::from_secs(5) {
+                    told = std::time::Instant::now();
+                    let blocks = last + 1 - height;
+                    eprintln!(
+                        "waiting for {} of them to land, or to expire at block height {} (now {height}, \
+                         about {} s)",
+                        pending.len(),
+                        last + 1,
+                        blocks * 2 / 5
+                    );
+                }
+            }
         }
         for (path, _) in orphans {
             fs::remove_file(&path)
@@ -200,8 +228,20 @@ impl Drop for Journal {
     }
 }
 
+/// A line that marks the transaction of its signature as never sent.
+const FORGOTTEN: &str = "- ";
+
 fn parse(text: &str) -> Vec<Entry> {
+    let forgotten: std::collections::HashSet<&str> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix(FORGOTTEN))
+        .map(str::trim)
+        .collect();
     text.lines()
+        .filter(|line| {
+            let signature = line.split(' ').next().unwrap_or_default();
+            !forgotten.contains(signature)
+        })
         .filter_map(|line| {
             let mut fields = line.split(' ');
             let signature = Signature::from_str(fields.next()?).ok()?;
@@ -264,6 +304,9 @@ mod tests {
             (tx.signatures[0], 42)
         );
         assert_eq!(bincode::deserialize::<Transaction>(&e.wire).unwrap(), tx);
+        // A transaction the cluster refused is forgotten: no one waits for it.
+        live.forget(&tx.signatures[0]).unwrap();
+        assert!(parse(&fs::read_to_string(&live.path).unwrap()).is_empty());
         live.close();
         assert!(!live.path.exists());
         let _ = fs::remove_dir_all(&dir);

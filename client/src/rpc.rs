@@ -13,8 +13,9 @@ use solana_keypair::Keypair;
 use solana_message::Message;
 use solana_pubkey::Pubkey;
 use solana_rpc_client::nonblocking::rpc_client::RpcClient;
+use solana_rpc_client_api::client_error::ErrorKind;
 use solana_rpc_client_api::config::RpcSendTransactionConfig;
-use solana_rpc_client_api::request::RpcRequest;
+use solana_rpc_client_api::request::{RpcError, RpcRequest};
 use solana_signature::Signature;
 use solana_signer::Signer;
 use solana_transaction::{Transaction, TransactionError};
@@ -270,7 +271,22 @@ impl Cluster {
             preflight_commitment: Some(self.commitment.commitment),
             ..RpcSendTransactionConfig::default()
         };
-        Ok(self.rpc.send_transaction_with_config(tx, config).await?)
+        match self.rpc.send_transaction_with_config(tx, config).await {
+            Ok(signature) => Ok(signature),
+            Err(e) => {
+                // The node answered with an error (a preflight refusal, a
+                // transaction it cannot read): it did not take the
+                // transaction, which can never land. A transport error
+                // leaves the outcome unknown, and the entry stays.
+                if matches!(
+                    e.kind(),
+                    ErrorKind::RpcError(RpcError::RpcResponseError { .. })
+                ) {
+                    self.journal.forget(&tx.signatures[0])?;
+                }
+                Err(e.into())
+            }
+        }
     }
 
     /// Statuses of signatures, in order (any number).

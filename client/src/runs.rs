@@ -6,6 +6,7 @@
 //! again finds the run already open (or half opened by a process that was
 //! interrupted) instead of paying for a second one.
 
+use curta_core::inference;
 use curta_core::protocol::{run, RunAccount, RUN_TAG};
 use curta_core::state::{Header, StateLayout};
 use curta_core::{output_text, StateInfo};
@@ -35,6 +36,65 @@ pub struct Opened {
     pub summary: Summary,
 }
 
+/// Refuses, before anything is sent, a run whose prompt and max tokens do
+/// not fit the model's context: the core's own tokenizer over section zero
+/// (all a prompt needs) finds it as the chain would, at the end of
+/// tokenizing, after the run's rent and escrow were locked.
+async fn fits_context(cluster: &Cluster, model: &ModelInfo, params: &Params) -> Result<()> {
+    let zero = &model.sections[0];
+    let Some(weight) = zero.weight else {
+        return Ok(());
+    };
+    let Some(account) = cluster.account(&weight).await? else {
+        return Ok(());
+    };
+    let start = curta_core::format::WEIGHT_HEADER_LEN;
+    let Some(zero) = account.data.get(start..start + zero.len as usize) else {
+        return Ok(());
+    };
+    let quote = |max_tokens: u32| {
+        let size = curta_core::state_size(model.config, params.prompt.len(), max_tokens)?;
+        let mut scratch = curta_core::state::StateBuffer::new(size);
+        let t = params.temperature_q16;
+        inference::quote_turns(
+            model.config,
+            zero,
+            &params.prompt,
+            max_tokens,
+            t,
+            &mut scratch,
+        )
+        .map(|_| ())
+    };
+    if quote(params.max_tokens) != Err(curta_core::Error::ContextExceeded) {
+        return Ok(());
+    }
+    // The prompt's tokens, from a run of one token (which always fits).
+    let size = curta_core::state_size(model.config, params.prompt.len(), 1)?;
+    let mut state = curta_core::state::StateBuffer::new(size);
+    let p = params.as_run_params();
+    let one = inference::RunParams { max_tokens: 1, ..p };
+    inference::init_state_with(&model.config, &one, &mut state, inference::StateMemory::Any)?;
+    let input = inference::TurnInput {
+        config: model.config,
+        metadata: zero,
+        sections: &[],
+        allowance: curta_core::planner::CHARGES.allowance,
+    };
+    while StateInfo::read(&state)?.phase < curta_core::Phase::Embedding {
+        inference::turn_with(&input, None, &mut state)?;
+    }
+    let tokens = StateInfo::read(&state)?.prompt_tokens;
+    let context = model.config.seq_len;
+    bail!(
+        "the prompt is {tokens} tokens and --max-tokens is {}: {} positions, past the model's \
+         context of {context}; give --max-tokens {} at most (nothing was sent)",
+        params.max_tokens,
+        tokens + params.max_tokens - 1,
+        (context + 1).saturating_sub(tokens)
+    )
+}
+
 /// Opens the run of `params` on `model` (or finds it open).
 pub async fn open(
     cluster: &Cluster,
@@ -50,6 +110,7 @@ pub async fn open(
             model.status_name()
         );
     }
+    fits_context(cluster, model, params).await?;
     let seed = RunSeed {
         model: &model.keys.model,
         prompt: &params.prompt,

@@ -148,8 +148,29 @@ fn deploy_upload_and_generate_the_golden_runs() {
     let rpc = rpc(&net);
     let payer = net.payer().pubkey();
 
-    // Deployed through the loader, and the same bytes as the local build.
+    // A deploy refused in simulation (a signer with no lamports) leaves
+    // nothing in flight: the next command, with the same state folder,
+    // finds no transaction to wait for.
     let so = so();
+    let unfunded = dir.join("unfunded.json");
+    solana_keypair::write_keypair_file(&solana_keypair::Keypair::new(), &unfunded)
+        .expect("a keypair file");
+    let broke = Curta {
+        keypair: unfunded,
+        program: dir.join("unfunded-program.json"),
+        ..curta.clone()
+    };
+    for attempt in 0..2 {
+        let refused = broke
+            .deploy(&so)
+            .expect_err("a deploy its signer cannot pay for");
+        assert!(
+            !refused.contains("in flight"),
+            "attempt {attempt}: {refused}"
+        );
+    }
+
+    // Deployed through the loader, and the same bytes as the local build.
     let d = ok(curta.deploy(&so));
     let bytes = std::fs::read(&so).expect("the .so");
     assert_eq!(d["action"], "deployed");
@@ -189,6 +210,28 @@ fn deploy_upload_and_generate_the_golden_runs() {
         (Some(model.as_str()), Some(true))
     );
     assert_eq!(again["transactions"], 0);
+
+    // A run that cannot fit the context is refused before it is opened:
+    // nothing sent, no lamports moved, the numbers named.
+    let before = rpc.get_balance(&payer).expect("balance");
+    let too_long = [
+        "generate",
+        "--model",
+        &model,
+        "--prompt",
+        "Once upon a time",
+        "--max-tokens",
+        "510",
+    ];
+    let e = curta.json(&too_long).expect_err("a run past the context");
+    assert!(
+        e.contains(
+            "the prompt is 5 tokens and --max-tokens is 510: 514 positions, past the \
+             model's context of 512; give --max-tokens 508 at most (nothing was sent)"
+        ),
+        "{e}"
+    );
+    assert_eq!(rpc.get_balance(&payer).expect("balance"), before);
 
     for name in ["stories260k-reference", "stories260k-t08-seed1"] {
         let spec = spec(name);
