@@ -161,9 +161,9 @@ pub const CHARGES: Charges = Charges {
 /// on the SBF VM, with at least 5% margin on every chunk measured
 /// (`make test-costs`; `docs/spec.md`, "The measured table"). Per-unit terms
 /// are the measured slopes plus 5%, rounded up; fixed terms cover the
-/// costliest chunk seen. Terms no model here exercises (a head size or a
-/// width not a multiple of eight, token texts over 12 bytes) keep the
-/// specification's per-unit figure or more.
+/// costliest chunk seen plus 5%. Terms no model here exercises (a head size
+/// or a width not a multiple of eight, token texts over 12 bytes) keep the
+/// specification's per-unit figure.
 pub const MEASURED_CHARGES: Charges = Charges {
     turn: 6_000,
     chunk: 160,
