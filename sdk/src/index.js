@@ -18,8 +18,10 @@ export {
 export { CoreSession } from './session.js';
 export {
   CHARGE_TABLES,
+  DEFAULT_ALLOWANCE,
   FLAG_MEASURED_CHARGES,
   FLAG_SHARED_CLASSIFIER,
+  MIN_ALLOWANCE,
   chargesFlag,
   chargesOf,
   decodeConfig,

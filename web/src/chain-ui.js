@@ -5,6 +5,7 @@ import { createKeyPairSignerFromPrivateKeyBytes, isAddress } from '@solana/kit';
 import { getTransferSolInstruction } from '@solana-program/system';
 import {
   CurtaReplayMismatch,
+  DEFAULT_ALLOWANCE,
   MAX_PROMPT_BYTES,
   checkArtifact,
   closeRun,
@@ -57,7 +58,7 @@ const LOCAL_AIRDROP = 20_000_000_000n;
  *   artifact: Uint8Array | null,
  * }}
  */
-export const chain = { cluster: null, signer: null, signerName: '', model: null, allowance: 1_350_000, artifact: null };
+export const chain = { cluster: null, signer: null, signerName: '', model: null, allowance: DEFAULT_ALLOWANCE, artifact: null };
 
 /** @param {Page} page */
 export function setupChain(page) {
