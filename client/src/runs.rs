@@ -52,39 +52,29 @@ async fn fits_context(cluster: &Cluster, model: &ModelInfo, params: &Params) -> 
     let Some(zero) = account.data.get(start..start + zero.len as usize) else {
         return Ok(());
     };
-    let quote = |max_tokens: u32| {
+    // The prompt's tokens once tokenized for a run of `max_tokens`: the
+    // core refuses a run past the context at the end of tokenizing.
+    let tokenize = |max_tokens: u32| -> Result<u32, curta_core::Error> {
         let size = curta_core::state_size(model.config, params.prompt.len(), max_tokens)?;
-        let mut scratch = curta_core::state::StateBuffer::new(size);
-        let t = params.temperature_q16;
-        inference::quote_turns(
-            model.config,
-            zero,
-            &params.prompt,
-            max_tokens,
-            t,
-            &mut scratch,
-        )
-        .map(|_| ())
+        let mut state = curta_core::state::StateBuffer::new(size);
+        let (prompt, t, seed) = (&params.prompt, params.temperature_q16, params.seed);
+        curta_core::init_state(model.config, &mut state, prompt, max_tokens, t, seed)?;
+        let input = inference::TurnInput {
+            config: model.config,
+            metadata: zero,
+            sections: &[],
+            allowance: curta_core::planner::CHARGES.allowance,
+        };
+        while StateInfo::read(&state)?.phase < curta_core::Phase::Embedding {
+            inference::turn_with(&input, None, &mut state)?;
+        }
+        Ok(StateInfo::read(&state)?.prompt_tokens)
     };
-    if quote(params.max_tokens) != Err(curta_core::Error::ContextExceeded) {
+    if tokenize(params.max_tokens) != Err(curta_core::Error::ContextExceeded) {
         return Ok(());
     }
-    // The prompt's tokens, from a run of one token (which always fits).
-    let size = curta_core::state_size(model.config, params.prompt.len(), 1)?;
-    let mut state = curta_core::state::StateBuffer::new(size);
-    let p = params.as_run_params();
-    let one = inference::RunParams { max_tokens: 1, ..p };
-    inference::init_state_with(&model.config, &one, &mut state, inference::StateMemory::Any)?;
-    let input = inference::TurnInput {
-        config: model.config,
-        metadata: zero,
-        sections: &[],
-        allowance: curta_core::planner::CHARGES.allowance,
-    };
-    while StateInfo::read(&state)?.phase < curta_core::Phase::Embedding {
-        inference::turn_with(&input, None, &mut state)?;
-    }
-    let tokens = StateInfo::read(&state)?.prompt_tokens;
+    // A run of one token always fits: it gives the count for the message.
+    let tokens = tokenize(1)?;
     let context = model.config.seq_len;
     bail!(
         "the prompt is {tokens} tokens and --max-tokens is {}: {} positions, past the model's \

@@ -76,13 +76,12 @@ impl ChargeTable {
         }
     }
 
+    /// Both tables, the default first.
+    pub const ALL: [ChargeTable; 2] = [ChargeTable::Specification, ChargeTable::Measured];
+
     /// The table `name` names (`name`'s inverse), if any.
     pub fn from_name(name: &str) -> Option<ChargeTable> {
-        match name {
-            "specification" => Some(ChargeTable::Specification),
-            "measured" => Some(ChargeTable::Measured),
-            _ => None,
-        }
+        Self::ALL.into_iter().find(|t| t.name() == name)
     }
 }
 
@@ -91,12 +90,10 @@ impl ChargeTable {
 /// `Metadata::new` then refuses).
 #[inline(always)]
 pub fn charge_table_of(metadata: &[u8]) -> ChargeTable {
-    match metadata.get(header::FLAGS..header::FLAGS + 4) {
-        Some(word) => {
-            ChargeTable::from_flags(u32::from_le_bytes([word[0], word[1], word[2], word[3]]))
-        }
-        None => ChargeTable::Specification,
+    if metadata.len() < header::FLAGS + 4 {
+        return ChargeTable::Specification;
     }
+    ChargeTable::from_flags(read_u32(metadata, header::FLAGS))
 }
 
 /// Byte offsets of the header's fields. All integers are little-endian.

@@ -153,14 +153,19 @@ pub async fn measure(spec: &RunSpec) -> Vec<TurnCosts> {
         ix.accounts.push(AccountMeta::new(probe, false));
         let out = c.send(&[ix], &[]).await;
         assert_eq!(out.result, Ok(()), "{}: turn: {:#?}", spec.name, out.logs);
-        let mut costs = read_turn(&c.data(&probe).await, &events, out.program_cu);
-        costs.overhead_charge = m.config.charges.table().turn as u64;
-        turns.push(costs);
+        let per_turn = m.config.charges.table().turn as u64;
+        turns.push(read_turn(
+            &c.data(&probe).await,
+            &events,
+            out.program_cu,
+            per_turn,
+        ));
     }
 }
 
 /// Pairs the probe's marks with the native turn's events.
-fn read_turn(probe: &[u8], events: &[Event], program_cu: u64) -> TurnCosts {
+/// `overhead_charge` is the model's table's per-turn charge.
+fn read_turn(probe: &[u8], events: &[Event], program_cu: u64, overhead_charge: u64) -> TurnCosts {
     let word = |i: usize| curta_core::read_u64(probe, 8 * i);
     let marks: Vec<u64> = (1..=word(0) as usize).map(word).collect();
     // A mark's own cost: two back to back.
@@ -227,7 +232,7 @@ fn read_turn(probe: &[u8], events: &[Event], program_cu: u64) -> TurnCosts {
     let in_chunks: u64 = chunks.iter().map(|c| c.cost as u64).sum();
     TurnCosts {
         overhead: program_cu.saturating_sub(in_chunks + n as u64 * mark),
-        overhead_charge: CHARGES.turn as u64,
+        overhead_charge,
         chunks,
         parts,
     }
