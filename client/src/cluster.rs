@@ -107,7 +107,7 @@ pub fn default_keypair_path() -> PathBuf {
 pub fn load_keypair(path: &Path, what: &str) -> Result<Keypair> {
     read_keypair_file(path).map_err(|e| {
         Error::new(format!(
-            "cannot read the {what} keypair {}: {e} (create one with `solana-keygen new -o {}`, or \
+            "cannot read the {what} keypair {}: {e} (create one with `curta keygen -o {}`, or \
              pass --keypair)",
             path.display(),
             path.display()

@@ -36,11 +36,12 @@ use crate::bail;
 use crate::diff::first_difference;
 use crate::errors::{self, Error, Result};
 use crate::instructions as ix;
-use crate::model::{check_artifact, fetch_artifact, read_config, read_model, ModelInfo};
+use crate::model::{check_artifact, fetch_artifact, read_config, ModelInfo};
 use crate::output::hex;
 use crate::receipts;
 use crate::replay::{self, Replay, Step};
 use crate::rpc::{self, Cluster, TxInfo};
+use crate::sender::Summary;
 
 /// What compute-unit limit each turn asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -152,6 +153,17 @@ impl Cranked {
     pub fn program_cu(&self) -> u64 {
         self.turns.iter().map(|t| t.program_cu).sum()
     }
+    /// Its transactions, landed or failed, as one batch.
+    pub fn summary(&self) -> Summary {
+        let slots = self.turns.iter().map(|t| t.slot);
+        let slots = slots.chain(self.failed.iter().map(|f| f.slot));
+        Summary {
+            transactions: self.transactions(),
+            fees: self.fees(),
+            first_slot: slots.clone().min().unwrap_or(0),
+            last_slot: slots.max().unwrap_or(0),
+        }
+    }
     /// Landed turns per slot they landed in: (slot, turns).
     pub fn turns_per_slot(&self) -> Vec<(u64, usize)> {
         let mut out: Vec<(u64, usize)> = vec![];
@@ -195,7 +207,7 @@ pub async fn context(
     let r = RunAccount::read(&account.data)
         .map_err(|_| Error::new(format!("{run} is not an opened run")))?;
     let model_key = Pubkey::new_from_array(*r.model());
-    let model = read_model(cluster, &model_key).await?;
+    let model = crate::runs::model_of_run(cluster, run, &model_key, account.lamports).await?;
     let allowance = read_config(cluster, &model.keys.config_account)
         .await?
         .allowance;
@@ -376,7 +388,7 @@ pub async fn crank(
                     if errors::custom_code(err) != Some(CurtaError::StaleTurn as u32) {
                         return Err(Error::new(format!(
                             "turn {turn} failed: {} (transaction {sig}){}",
-                            errors::transaction_error(err),
+                            errors::transaction_error(err, &tx.programs, &cluster.program_id),
                             errors::log_tail(&tx.logs)
                         )));
                     }
@@ -385,7 +397,7 @@ pub async fn crank(
                         signature: sig,
                         slot: status.slot,
                         fee: tx.fee,
-                        error: errors::transaction_error(err),
+                        error: errors::transaction_error(err, &tx.programs, &cluster.program_id),
                     });
                     flights[idx] = None;
                     attempts[idx] += 1;

@@ -6,6 +6,7 @@ use std::fmt;
 
 use curta_core::protocol::{CurtaError, CORE_ERROR_BASE};
 use solana_instruction::error::InstructionError;
+use solana_pubkey::Pubkey;
 use solana_transaction::TransactionError;
 
 /// A failure, as the message the user reads.
@@ -166,16 +167,101 @@ pub fn custom_code(err: &TransactionError) -> Option<u32> {
     }
 }
 
-/// A transaction error in words, program errors by name and meaning.
-pub fn transaction_error(err: &TransactionError) -> String {
-    match err {
-        TransactionError::InstructionError(i, InstructionError::Custom(code)) => format!(
+/// The System program's errors (`solana_system_interface::error`), by
+/// number: its name and what it means for a curta user.
+const SYSTEM_ERRORS: [(&str, &str); 9] = [
+    (
+        "AccountAlreadyInUse",
+        "an account with this address exists already",
+    ),
+    (
+        "ResultWithNegativeLamports",
+        "the payer has fewer lamports than the instruction moves",
+    ),
+    (
+        "InvalidProgramId",
+        "the account cannot be assigned to that program",
+    ),
+    (
+        "InvalidAccountDataLength",
+        "the account's size is out of range",
+    ),
+    ("MaxSeedLengthExceeded", "a seed is longer than 32 bytes"),
+    (
+        "AddressWithSeedMismatch",
+        "the address does not derive from the seed",
+    ),
+    (
+        "NonceNoRecentBlockhashes",
+        "no recent blockhash to advance the nonce to",
+    ),
+    (
+        "NonceBlockhashNotExpired",
+        "the nonce's blockhash has not expired",
+    ),
+    (
+        "NonceUnexpectedBlockhashValue",
+        "the nonce's blockhash is not the one given",
+    ),
+];
+
+/// The program each of a message's instructions calls, in order.
+pub fn instruction_programs(message: &solana_message::Message) -> Vec<Pubkey> {
+    message
+        .instructions
+        .iter()
+        .map(|ix| message.account_keys[ix.program_id_index as usize])
+        .collect()
+}
+
+/// A transaction error in words. An instruction's error is decoded as the
+/// error of the program that raised it (`programs`: each instruction's
+/// program, in order): curta's by name and meaning, the System program's
+/// by its own names, any other's by number and program.
+pub fn transaction_error(err: &TransactionError, programs: &[Pubkey], curta: &Pubkey) -> String {
+    let TransactionError::InstructionError(i, e) = err else {
+        return err.to_string();
+    };
+    let program = programs.get(*i as usize);
+    let system = solana_sdk_ids::system_program::id();
+    match (e, program) {
+        (InstructionError::Custom(code), Some(p)) if p == curta => format!(
             "{}: {} (instruction {i})",
             program_error(*code),
             program_error_meaning(*code)
         ),
-        TransactionError::InstructionError(i, e) => format!("instruction {i}: {e}"),
-        other => other.to_string(),
+        (InstructionError::Custom(code), Some(p)) if *p == system => {
+            match SYSTEM_ERRORS.get(*code as usize) {
+                Some((name, meaning)) => format!(
+                    "the System program's {name} (its error {code}): {meaning} (instruction {i})"
+                ),
+                None => format!("the System program's error {code} (instruction {i})"),
+            }
+        }
+        (InstructionError::Custom(code), Some(p)) => {
+            format!("custom program error {code} of program {p} (instruction {i})")
+        }
+        (InstructionError::Custom(code), None) => {
+            format!("custom program error {code} (instruction {i})")
+        }
+        (e, Some(p)) if p == curta => format!("instruction {i} (curta): {e}"),
+        (e, Some(p)) if *p == system => format!("instruction {i} (the System program): {e}"),
+        (e, Some(p)) => format!("instruction {i} (program {p}): {e}"),
+        (e, None) => format!("instruction {i}: {e}"),
+    }
+}
+
+/// Whether a transaction failed for want of the signer's lamports: the
+/// fee, a transfer, or an account's rent.
+pub fn is_short_of_lamports(err: &TransactionError, programs: &[Pubkey]) -> bool {
+    match err {
+        TransactionError::AccountNotFound
+        | TransactionError::InsufficientFundsForFee
+        | TransactionError::InsufficientFundsForRent { .. } => true,
+        TransactionError::InstructionError(i, InstructionError::Custom(1)) => programs
+            .get(*i as usize)
+            .is_some_and(|p| *p == solana_sdk_ids::system_program::id()),
+        _ => false,
     }
 }
 
@@ -193,7 +279,10 @@ pub fn rpc_error(e: &solana_rpc_client_api::client_error::Error) -> String {
             let mut out = match &sim.err {
                 Some(err) => {
                     let err: TransactionError = err.clone().into();
-                    format!("refused in simulation: {}", transaction_error(&err))
+                    format!(
+                        "refused in simulation: {}",
+                        transaction_error(&err, &[], &Pubkey::default())
+                    )
                 }
                 None => message.clone(),
             };
@@ -202,15 +291,31 @@ pub fn rpc_error(e: &solana_rpc_client_api::client_error::Error) -> String {
             }
             out
         }
-        ErrorKind::Reqwest(r) if r.is_connect() => format!(
-            "cannot reach the cluster's RPC ({r}); is the validator running and --url right?"
-        ),
+        ErrorKind::Reqwest(r) if r.is_connect() || r.is_timeout() || r.is_request() => {
+            unreachable_rpc(r)
+        }
+        ErrorKind::Io(io) => unreachable_rpc(io),
+        // The RPC client reports any failure of getAccountInfo, a dropped
+        // connection included, as "AccountNotFound: pubkey=...: <cause>".
+        ErrorKind::RpcError(RpcError::ForUser(m))
+            if m.starts_with("AccountNotFound: pubkey=") && m.matches(": ").count() > 1 =>
+        {
+            let cause = m.splitn(3, ": ").nth(2).unwrap_or(m);
+            unreachable_rpc(cause)
+        }
         _ => e.to_string(),
     }
 }
 
+fn unreachable_rpc(cause: impl fmt::Display) -> String {
+    format!("cannot reach the cluster's RPC ({cause}); is the validator running and --url right?")
+}
+
 /// The last lines of a transaction's logs, indented, for an error message.
 pub fn log_tail(logs: &[String]) -> String {
+    if logs.is_empty() {
+        return String::new();
+    }
     let start = logs.len().saturating_sub(8);
     let mut out = String::from("\n  program log:");
     for line in &logs[start..] {
@@ -231,11 +336,28 @@ mod tests {
         assert_eq!(program_error(263), "CoreError(ContextExceeded) (263)");
         assert_eq!(program_error(9999), "custom program error 9999");
         assert_eq!(program_error(0), "custom program error 0");
+        let curta = Pubkey::new_from_array([9; 32]);
+        let budget = solana_sdk_ids::compute_budget::id();
+        let system = solana_sdk_ids::system_program::id();
         let stale = TransactionError::InstructionError(2, InstructionError::Custom(21));
-        let words = transaction_error(&stale);
+        let words = transaction_error(&stale, &[budget, budget, curta], &curta);
         assert!(words.starts_with("StaleTurn (custom program error 21): the run had not run"));
         assert!(words.ends_with("(instruction 2)"), "{words}");
         assert_eq!(custom_code(&stale), Some(21));
+        // The same number raised by the System program is its error, not curta's.
+        let short = TransactionError::InstructionError(0, InstructionError::Custom(1));
+        assert_eq!(
+            transaction_error(&short, &[system, curta], &curta),
+            "the System program's ResultWithNegativeLamports (its error 1): the payer has fewer \
+             lamports than the instruction moves (instruction 0)"
+        );
+        assert!(is_short_of_lamports(&short, &[system, curta]));
+        assert!(!is_short_of_lamports(&short, &[curta, system]));
+        let other = Pubkey::new_from_array([7; 32]);
+        assert_eq!(
+            transaction_error(&short, &[other], &curta),
+            format!("custom program error 1 of program {other} (instruction 0)")
+        );
         for e in CurtaError::ALL {
             assert!(!program_error_meaning(e as u32).starts_with("not an error"));
         }

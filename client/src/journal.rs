@@ -15,20 +15,17 @@
 //! Files live in `STATE_DIR/inflight/GENESIS_HASH/`, one folder per
 //! cluster, one file per process.
 
-use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Mutex;
-use std::time::Duration;
 
 use base64::Engine;
 use solana_signature::Signature;
 use solana_transaction::Transaction;
 
 use crate::errors::{Error, Result};
-use crate::rpc::Cluster;
 
 /// This process's journal.
 pub struct Journal {
@@ -113,6 +110,13 @@ impl Journal {
         Ok(())
     }
 
+    /// Removes the file of a process that is gone, once its entries are
+    /// settled (`Cluster::settle_journal`).
+    pub fn remove_orphan(&self, path: &Path) -> Result<()> {
+        fs::remove_file(path)
+            .map_err(|e| Error::new(format!("cannot remove {}: {e}", path.display())))
+    }
+
     /// Removes this process's file: everything it sent is settled.
     pub fn close(&self) {
         let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
@@ -143,77 +147,6 @@ impl Journal {
             out.push((path, parse(&text)));
         }
         out
-    }
-
-    /// Sends again every transaction of a process that is gone that could
-    /// still land, waits until each has landed or expired, then removes
-    /// its file. Returns how many were still open.
-    pub async fn settle(&self, cluster: &Cluster) -> Result<usize> {
-        let orphans = self.orphans();
-        if orphans.is_empty() {
-            return Ok(0);
-        }
-        let height = cluster.block_height().await?;
-        // Only a transaction whose blockhash is still valid can land.
-        let open: Vec<&Entry> = orphans
-            .iter()
-            .flat_map(|(_, entries)| entries)
-            .filter(|e| e.last_valid_block_height >= height)
-            .collect();
-        let waited = open.len();
-        if waited > 0 {
-            eprintln!(
-                "finishing {waited} transaction(s) an interrupted curta had in flight (sent again, \
-                 waited for until they land or expire)"
-            );
-        }
-        let sigs: Vec<Signature> = open.iter().map(|e| e.signature).collect();
-        let statuses = cluster.statuses(&sigs).await?;
-        let mut pending: HashMap<Signature, u64> = HashMap::new();
-        for (e, status) in open.iter().zip(statuses) {
-            if status.is_some_and(|s| s.satisfies_commitment(cluster.commitment)) {
-                continue;
-            }
-            if let Ok(tx) = bincode::deserialize::<Transaction>(&e.wire) {
-                // Landed already or not, sending it again is harmless: the
-                // cluster takes one signature once.
-                let _ = cluster.rebroadcast(&tx).await;
-            }
-            pending.insert(e.signature, e.last_valid_block_height);
-        }
-        let mut told = std::time::Instant::now();
-        while !pending.is_empty() {
-            tokio::time::sleep(Duration::from_millis(400)).await;
-            let sigs: Vec<Signature> = pending.keys().copied().collect();
-            let statuses = cluster.statuses(&sigs).await?;
-            for (sig, status) in sigs.iter().zip(statuses) {
-                if status.is_some_and(|s| s.satisfies_commitment(cluster.commitment)) {
-                    pending.remove(sig);
-                }
-            }
-            let height = cluster.block_height().await?;
-            pending.retain(|_, last_valid| *last_valid >= height);
-            // What it waits for, every few seconds: a wait of up to a
-            // blockhash's life (about a minute) must not look like a hang.
-            if let Some(last) = pending.values().max() {
-                if told.elapsed() >= Duration::from_secs(5) {
-                    told = std::time::Instant::now();
-                    let blocks = last + 1 - height;
-                    eprintln!(
-                        "waiting for {} of them to land, or to expire at block height {} (now {height}, \
-                         about {} s)",
-                        pending.len(),
-                        last + 1,
-                        blocks * 2 / 5
-                    );
-                }
-            }
-        }
-        for (path, _) in orphans {
-            fs::remove_file(&path)
-                .map_err(|e| Error::new(format!("cannot remove {}: {e}", path.display())))?;
-        }
-        Ok(waited)
     }
 }
 

@@ -6,13 +6,14 @@
 //! |---|---|
 //! | `instructions`, `packing` | Every instruction's builder; fitting 1,232-byte transactions, staging long prompts |
 //! | `errors` | Errors in words, program errors by name and number |
+//! | `funds` | The signer's balance against what a command spends |
 //! | `cluster`, `rpc` | `--url`, `--keypair`, `--commitment`; the connection: accounts, blockhashes, signing, sending until landed |
 //! | `journal`, `keys` | What makes a rerun safe: in-flight transactions journaled, account keys derived |
 //! | `sender`, `progress` | Many transactions in flight at once; progress bars or lines |
 //! | `artifact`, `model`, `params` | Weights held whole; models and configs on chain; a run's parameters |
 //! | `replay`, `receipts`, `diff` | The native replay of a run; turn receipts from the logs; state differences named |
 //! | `deploy`, `settings`, `upload`, `runs`, `crank`, `quote` | The commands' work |
-//! | `cli`, `output` | The command line; printing |
+//! | `cli`, `output` | The command line, a module per command family; outcomes printed as text or JSON |
 
 pub mod artifact;
 pub mod cli;
@@ -21,6 +22,7 @@ pub mod crank;
 pub mod deploy;
 pub mod diff;
 pub mod errors;
+pub mod funds;
 pub mod instructions;
 pub mod journal;
 pub mod keys;

@@ -1,7 +1,51 @@
-//! How results are printed: SOL amounts, thousands separators, hex, and
-//! one JSON object on stdout for `--json`.
+//! How results are printed: every command's outcome as text or as one
+//! JSON object (`--output json|json-compact`, as Agave's CLI; `--json` is
+//! `json-compact`), SOL amounts, thousands separators, hex, plurals.
+
+use std::io::Write;
 
 use serde_json::Value;
+
+/// How a command's outcome is printed on stdout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// Lines a person reads.
+    Display,
+    /// One JSON object, indented.
+    Json,
+    /// One JSON object on one line.
+    JsonCompact,
+}
+
+impl OutputFormat {
+    pub fn is_json(self) -> bool {
+        self != OutputFormat::Display
+    }
+}
+
+/// What a command did, in both forms: the JSON object carries every figure
+/// the text says (and the text, where there is one).
+pub trait Outcome {
+    fn json(&self) -> Value;
+    /// The lines a person reads, each ending in a newline.
+    fn text(&self) -> String;
+}
+
+/// The one printer of outcomes.
+pub fn print(format: OutputFormat, outcome: &dyn Outcome) {
+    let mut out = std::io::stdout().lock();
+    let _ = match format {
+        OutputFormat::Display => out.write_all(outcome.text().as_bytes()),
+        OutputFormat::Json => writeln!(out, "{:#}", outcome.json()),
+        OutputFormat::JsonCompact => writeln!(out, "{}", outcome.json()),
+    };
+    let _ = out.flush();
+}
+
+/// `1 slot`, `2 slots`.
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", thousands(n), if n == 1 { one } else { many })
+}
 
 /// Lamports in one SOL.
 pub const LAMPORTS_PER_SOL: u64 = 1_000_000_000;
@@ -32,11 +76,6 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Prints a JSON value as one line on stdout.
-pub fn print_json(v: &Value) {
-    println!("{v}");
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -50,5 +89,8 @@ mod tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1_350_300), "1,350,300");
         assert_eq!(hex(&[0, 255, 16]), "00ff10");
+        assert_eq!(count(1, "slot", "slots"), "1 slot");
+        assert_eq!(count(0, "slot", "slots"), "0 slots");
+        assert_eq!(count(1_200, "turn", "turns"), "1,200 turns");
     }
 }

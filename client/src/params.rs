@@ -3,8 +3,9 @@
 //! in words with the limit it breaks.
 
 use curta_core::format::Config;
-use curta_core::inference::RunParams;
+use curta_core::inference::{self, RunParams};
 use curta_core::state::{MAX_PROMPT_BYTES, MAX_TEMPERATURE_Q16};
+use curta_core::StateInfo;
 
 use crate::bail;
 use crate::errors::Result;
@@ -61,6 +62,9 @@ impl Params {
 /// A temperature such as `0.8` as a value with 16 fractional bits, rounded
 /// to nearest (ties up), in integers so every platform agrees; at most 16.
 pub fn temperature_q16(text: &str) -> Result<u32> {
+    if text.starts_with('-') {
+        bail!("--temperature {text} is below zero: it is 0 (the likeliest token) to 16");
+    }
     let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
     let digits = whole
         .bytes()
@@ -81,6 +85,44 @@ pub fn temperature_q16(text: &str) -> Result<u32> {
         bail!("--temperature {text} is above the most, 16");
     }
     Ok(q16 as u32)
+}
+
+/// Refuses a run whose prompt and max tokens do not fit the model's
+/// context, with the numbers: the core's own tokenizer over section zero
+/// (`zero`) finds it as the chain would, at the end of tokenizing, after
+/// the run's rent and escrow were locked.
+pub fn check_context(config: Config, zero: &[u8], params: &RunParams) -> Result<()> {
+    // The prompt's tokens once tokenized for a run of `max_tokens`: the
+    // core refuses a run past the context at the end of tokenizing.
+    let tokenize = |max_tokens: u32| -> Result<u32, curta_core::Error> {
+        let size = curta_core::state_size(config, params.prompt.len(), max_tokens)?;
+        let mut state = curta_core::state::StateBuffer::new(size);
+        let (prompt, t, seed) = (params.prompt, params.temperature_q16, params.seed);
+        curta_core::init_state(config, &mut state, prompt, max_tokens, t, seed)?;
+        let input = inference::TurnInput {
+            config,
+            metadata: zero,
+            sections: &[],
+            allowance: curta_core::planner::CHARGES.allowance,
+        };
+        while StateInfo::read(&state)?.phase < curta_core::Phase::Embedding {
+            inference::turn_with(&input, None, &mut state)?;
+        }
+        Ok(StateInfo::read(&state)?.prompt_tokens)
+    };
+    if tokenize(params.max_tokens) != Err(curta_core::Error::ContextExceeded) {
+        return Ok(());
+    }
+    // A run of one token always fits: it gives the count for the message.
+    let tokens = tokenize(1)?;
+    let context = config.seq_len;
+    bail!(
+        "the prompt is {tokens} tokens and --max-tokens is {}: {} positions, past the model's \
+         context of {context}; give --max-tokens {} at most (nothing was sent)",
+        params.max_tokens,
+        tokens + params.max_tokens - 1,
+        (context + 1).saturating_sub(tokens)
+    )
 }
 
 /// A temperature with 16 fractional bits, as a decimal for display.

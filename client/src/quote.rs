@@ -12,6 +12,7 @@ use solana_pubkey::Pubkey;
 use crate::artifact::Artifact;
 use crate::crank::{limits, ramp_lamports, ramp_period, ramp_price, LimitPolicy};
 use crate::errors::Result;
+use crate::funds::Needed;
 use crate::instructions::ModelKeys;
 use crate::packing;
 use crate::replay;
@@ -57,6 +58,20 @@ impl Quote {
     pub fn fees(&self) -> u64 {
         self.base_fees + self.priority_fees
     }
+
+    /// The opening transactions' fees: the payer and the run sign each.
+    pub fn open_fees(&self, lamports_per_signature: u64) -> u64 {
+        2 * self.open_transactions * lamports_per_signature
+    }
+
+    /// What opening and running it takes from the opener: the rent and the
+    /// escrow (returned at close, less the royalty paid) and the fees.
+    pub fn needed(&self) -> Needed {
+        Needed::new()
+            .with("rent", self.rent)
+            .with("escrow", self.escrow)
+            .with("fees", self.fees())
+    }
 }
 
 /// What pricing a run needs besides its parameters.
@@ -81,6 +96,7 @@ pub fn default_rent(len: usize) -> u64 {
 /// bytes, which `account_len` gives beforehand).
 pub fn quote(artifact: &Artifact, params: &RunParams, prices: &Prices, rent: u64) -> Result<Quote> {
     let m = artifact.metadata();
+    crate::params::check_context(m.config, m.bytes, params)?;
     let start = replay::initial_state(artifact, params)?;
     let r = replay::replay(artifact, &start, prices.allowance)?;
     let n = r.steps.len() as u64;

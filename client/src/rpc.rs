@@ -1,6 +1,7 @@
-//! The connection to a cluster: accounts, rent, blockhashes, signing, and
+//! The connection to a cluster: accounts, rent, blockhashes, signing,
 //! sending a transaction until it lands (or saying in words why it did
-//! not). Bulk and pipelined sending build on these (`sender`, `crank`).
+//! not), and settling what an interrupted curta journaled. Bulk and
+//! pipelined sending build on these (`sender`, `crank`).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -61,6 +62,8 @@ pub struct TxInfo {
     pub err: Option<TransactionError>,
     pub logs: Vec<String>,
     pub compute_units: u64,
+    /// The program each instruction called, in order.
+    pub programs: Vec<Pubkey>,
 }
 
 /// How long a fetched blockhash is reused for new transactions: long
@@ -284,9 +287,120 @@ impl Cluster {
                 ) {
                     self.journal.forget(&tx.signatures[0])?;
                 }
-                Err(e.into())
+                Err(self.refusal(tx, &e).await)
             }
         }
+    }
+
+    /// Why the node refused a transaction: a preflight failure decoded by
+    /// the program that raised it, with the signer's balance when it was
+    /// short of lamports; any other failure as `rpc_error` words it.
+    async fn refusal(
+        &self,
+        tx: &Transaction,
+        e: &solana_rpc_client_api::client_error::Error,
+    ) -> Error {
+        use solana_rpc_client_api::request::RpcResponseErrorData;
+        let ErrorKind::RpcError(RpcError::RpcResponseError {
+            data: RpcResponseErrorData::SendTransactionPreflightFailure(sim),
+            ..
+        }) = e.kind()
+        else {
+            return Error::new(errors::rpc_error(e));
+        };
+        let Some(err) = &sim.err else {
+            return Error::new(errors::rpc_error(e));
+        };
+        let err: TransactionError = err.clone().into();
+        let programs = errors::instruction_programs(&tx.message);
+        let mut out = format!(
+            "refused in simulation: {}",
+            errors::transaction_error(&err, &programs, &self.program_id)
+        );
+        if errors::is_short_of_lamports(&err, &programs) {
+            let signer = self.payer_key();
+            if let Ok(balance) = self.balance(&signer).await {
+                out.push_str(&format!(
+                    "; the signer {signer} has {}: {}",
+                    crate::output::sol(balance),
+                    crate::funds::how_to_fund(&signer)
+                ));
+            }
+        }
+        if let Some(logs) = &sim.logs {
+            out.push_str(&errors::log_tail(logs));
+        }
+        Error::new(out)
+    }
+
+    /// Sends again every transaction of a process that is gone that could
+    /// still land, waits until each has landed or expired, then removes
+    /// its file. Returns how many were still open.
+    pub async fn settle_journal(&self) -> Result<usize> {
+        let orphans = self.journal.orphans();
+        if orphans.is_empty() {
+            return Ok(0);
+        }
+        let height = self.block_height().await?;
+        // Only a transaction whose blockhash is still valid can land.
+        let open: Vec<&crate::journal::Entry> = orphans
+            .iter()
+            .flat_map(|(_, entries)| entries)
+            .filter(|e| e.last_valid_block_height >= height)
+            .collect();
+        let waited = open.len();
+        if waited > 0 {
+            eprintln!(
+                "finishing {waited} transaction(s) an interrupted curta had in flight (sent again, \
+                 waited for until they land or expire)"
+            );
+        }
+        let sigs: Vec<Signature> = open.iter().map(|e| e.signature).collect();
+        let statuses = self.statuses(&sigs).await?;
+        let mut pending: std::collections::HashMap<Signature, u64> = Default::default();
+        for (e, status) in open.iter().zip(statuses) {
+            if status.is_some_and(|s| s.satisfies_commitment(self.commitment)) {
+                continue;
+            }
+            if let Ok(tx) = bincode::deserialize::<Transaction>(&e.wire) {
+                // Landed already or not, sending it again is harmless: the
+                // cluster takes one signature once.
+                let _ = self.rebroadcast(&tx).await;
+            }
+            pending.insert(e.signature, e.last_valid_block_height);
+        }
+        let mut told = Instant::now();
+        while !pending.is_empty() {
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            let sigs: Vec<Signature> = pending.keys().copied().collect();
+            let statuses = self.statuses(&sigs).await?;
+            for (sig, status) in sigs.iter().zip(statuses) {
+                if status.is_some_and(|s| s.satisfies_commitment(self.commitment)) {
+                    pending.remove(sig);
+                }
+            }
+            let height = self.block_height().await?;
+            pending.retain(|_, last_valid| *last_valid >= height);
+            // What it waits for, every few seconds: a wait of up to a
+            // blockhash's life (about a minute) must not look like a hang.
+            if let Some(last) = pending.values().max() {
+                if told.elapsed() >= Duration::from_secs(5) {
+                    told = Instant::now();
+                    let blocks = last + 1 - height;
+                    eprintln!(
+                        "waiting for {} of them to land, or to expire at block height {} (now {height}, \
+                         about {} s)",
+                        pending.len(),
+                        last + 1,
+                        blocks * 2 / 5
+                    );
+                }
+            }
+        }
+        for (path, _) in orphans {
+            self.journal.remove_orphan(&path)?;
+        }
+        Ok(waited)
     }
 
     /// Statuses of signatures, in order (any number).
@@ -363,13 +477,11 @@ impl Cluster {
 
     /// The error of a landed, failed transaction, with its log.
     pub async fn failure(&self, what: &str, sig: &Signature, err: &TransactionError) -> Error {
-        let logs = match self.transaction(sig).await {
-            Ok(info) => errors::log_tail(&info.logs),
-            Err(_) => String::new(),
-        };
+        let info = self.transaction(sig).await.unwrap_or_default();
         Error::new(format!(
-            "{what} failed: {} (transaction {sig}){logs}",
-            errors::transaction_error(err)
+            "{what} failed: {} (transaction {sig}){}",
+            errors::transaction_error(err, &info.programs, &self.program_id),
+            errors::log_tail(&info.logs)
         ))
     }
 
@@ -425,8 +537,26 @@ fn tx_info(v: &Value) -> Result<TxInfo> {
                 .collect()
         })
         .unwrap_or_default();
+    let message = &v["transaction"]["message"];
+    let keys: Vec<Pubkey> = message["accountKeys"]
+        .as_array()
+        .map(|keys| {
+            keys.iter()
+                .filter_map(|k| k.as_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    let programs = message["instructions"]
+        .as_array()
+        .map(|ixs| {
+            ixs.iter()
+                .filter_map(|ix| keys.get(ix["programIdIndex"].as_u64()? as usize).copied())
+                .collect()
+        })
+        .unwrap_or_default();
     Ok(TxInfo {
         slot: v["slot"].as_u64().unwrap_or(0),
+        programs,
         fee: meta["fee"].as_u64().unwrap_or(0),
         err,
         logs,
@@ -469,7 +599,14 @@ mod tests {
                 "fee": 5000,
                 "logMessages": ["Program X invoke [1]", "Program X consumed 1200 of 1350300 compute units"],
                 "computeUnitsConsumed": 1500
-            }
+            },
+            "transaction": {"message": {
+                "accountKeys": [
+                    "11111111111111111111111111111111",
+                    "ComputeBudget111111111111111111111111111111",
+                ],
+                "instructions": [{"programIdIndex": 1}, {"programIdIndex": 0}],
+            }}
         });
         let info = tx_info(&v).unwrap();
         assert_eq!(info.slot, 77);
@@ -483,6 +620,13 @@ mod tests {
             ))
         );
         assert_eq!(info.logs.len(), 2);
+        assert_eq!(
+            info.programs,
+            [
+                solana_sdk_ids::compute_budget::id(),
+                solana_sdk_ids::system_program::id()
+            ]
+        );
         assert!(tx_info(&json!({"slot": 1})).is_err());
     }
 

@@ -6,7 +6,6 @@
 //! again finds the run already open (or half opened by a process that was
 //! interrupted) instead of paying for a second one.
 
-use curta_core::inference;
 use curta_core::protocol::{run, RunAccount, RUN_TAG};
 use curta_core::state::{Header, StateLayout};
 use curta_core::{output_text, StateInfo};
@@ -15,9 +14,11 @@ use solana_signer::Signer;
 
 use crate::bail;
 use crate::errors::{Error, Result};
+use crate::funds::{self, Needed};
 use crate::instructions as ix;
 use crate::keys::{self, RunSeed};
 use crate::model::ModelInfo;
+use crate::output::sol;
 use crate::packing;
 use crate::params::Params;
 use crate::rpc::Cluster;
@@ -36,10 +37,9 @@ pub struct Opened {
     pub summary: Summary,
 }
 
-/// Refuses, before anything is sent, a run whose prompt and max tokens do
-/// not fit the model's context: the core's own tokenizer over section zero
-/// (all a prompt needs) finds it as the chain would, at the end of
-/// tokenizing, after the run's rent and escrow were locked.
+/// Refuses, before anything is sent, a run that cannot fit the model's
+/// context (`params::check_context` over section zero, read from its
+/// weight account: all a prompt needs).
 async fn fits_context(cluster: &Cluster, model: &ModelInfo, params: &Params) -> Result<()> {
     let zero = &model.sections[0];
     let Some(weight) = zero.weight else {
@@ -52,45 +52,18 @@ async fn fits_context(cluster: &Cluster, model: &ModelInfo, params: &Params) -> 
     let Some(zero) = account.data.get(start..start + zero.len as usize) else {
         return Ok(());
     };
-    // The prompt's tokens once tokenized for a run of `max_tokens`: the
-    // core refuses a run past the context at the end of tokenizing.
-    let tokenize = |max_tokens: u32| -> Result<u32, curta_core::Error> {
-        let size = curta_core::state_size(model.config, params.prompt.len(), max_tokens)?;
-        let mut state = curta_core::state::StateBuffer::new(size);
-        let (prompt, t, seed) = (&params.prompt, params.temperature_q16, params.seed);
-        curta_core::init_state(model.config, &mut state, prompt, max_tokens, t, seed)?;
-        let input = inference::TurnInput {
-            config: model.config,
-            metadata: zero,
-            sections: &[],
-            allowance: curta_core::planner::CHARGES.allowance,
-        };
-        while StateInfo::read(&state)?.phase < curta_core::Phase::Embedding {
-            inference::turn_with(&input, None, &mut state)?;
-        }
-        Ok(StateInfo::read(&state)?.prompt_tokens)
-    };
-    if tokenize(params.max_tokens) != Err(curta_core::Error::ContextExceeded) {
-        return Ok(());
-    }
-    // A run of one token always fits: it gives the count for the message.
-    let tokens = tokenize(1)?;
-    let context = model.config.seq_len;
-    bail!(
-        "the prompt is {tokens} tokens and --max-tokens is {}: {} positions, past the model's \
-         context of {context}; give --max-tokens {} at most (nothing was sent)",
-        params.max_tokens,
-        tokens + params.max_tokens - 1,
-        (context + 1).saturating_sub(tokens)
-    )
+    crate::params::check_context(model.config, zero, &params.as_run_params())
 }
 
-/// Opens the run of `params` on `model` (or finds it open).
+/// Opens the run of `params` on `model` (or finds it open). The signer's
+/// balance must cover the run's rent and escrow, the opening's fees and
+/// `fees_after`, what the caller goes on to spend on the run.
 pub async fn open(
     cluster: &Cluster,
     model: &ModelInfo,
     params: &Params,
     label: &str,
+    fees_after: u64,
 ) -> Result<Opened> {
     params.check(&model.config)?;
     if model.status != curta_core::protocol::model::SEALED {
@@ -128,7 +101,11 @@ pub async fn open(
         summary: Summary::default(),
     };
     let p = params.as_run_params();
-    let txs = match cluster.account(&run_key).await? {
+    let existing = cluster.account(&run_key).await?;
+    // Rent and escrow are locked when the account is created: an account
+    // an interrupted attempt created holds them already.
+    let locks = existing.is_none();
+    let txs = match existing {
         None => {
             let create = solana_system_interface::instruction::create_account(
                 &payer,
@@ -176,6 +153,11 @@ pub async fn open(
         Some(_) => bail!("{run_key} (this run's address) holds something else"),
     };
     let per_signature = cluster.lamports_per_signature().await?;
+    let needed = Needed::new()
+        .with("rent", if locks { rent } else { 0 })
+        .with("escrow", if locks { escrow } else { 0 })
+        .with("fees", 2 * per_signature * txs.len() as u64 + fees_after);
+    funds::ensure(cluster, "this run", &needed).await?;
     for (i, tx) in txs.iter().enumerate() {
         let what = if i + 1 == txs.len() {
             "opening the run"
@@ -229,7 +211,7 @@ pub async fn show(cluster: &Cluster, run_key: &Pubkey) -> Result<(RunView, Model
     let r = RunAccount::read(&account.data)
         .map_err(|_| Error::new(format!("{run_key} is not an opened run")))?;
     let model_key = Pubkey::new_from_array(*r.model());
-    let model = crate::model::read_model(cluster, &model_key).await?;
+    let model = model_of_run(cluster, run_key, &model_key, account.lamports).await?;
     let state = r.state();
     let h = Header::read_checked(&model.config, state)
         .map_err(|e| Error::from(e).context(format!("run {run_key}'s state")))?;
@@ -251,6 +233,24 @@ pub async fn show(cluster: &Cluster, run_key: &Pubkey) -> Result<(RunView, Model
         text: output_text(model.config, state).to_vec(),
     };
     Ok((view, model))
+}
+
+/// A run's model; when it is gone (closed under the run), says that the
+/// run can only be closed, and what closing it returns.
+pub async fn model_of_run(
+    cluster: &Cluster,
+    run_key: &Pubkey,
+    model_key: &Pubkey,
+    lamports: u64,
+) -> Result<ModelInfo> {
+    match cluster.account(model_key).await? {
+        Some(a) if a.owner == cluster.program_id => crate::model::parse_model(model_key, &a.data),
+        _ => bail!(
+            "run {run_key}'s model {model_key} was closed: the run can only be closed now, and \
+             `curta run close {run_key}` returns its {} to the opener",
+            sol(lamports)
+        ),
+    }
 }
 
 /// Closes a run, its lamports back to the opener; returns them.

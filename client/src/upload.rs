@@ -21,6 +21,7 @@ use solana_signer::Signer;
 use crate::artifact::Artifact;
 use crate::bail;
 use crate::errors::{Error, Result};
+use crate::funds::Needed;
 use crate::instructions::{self as ix, ModelKeys, ModelParams};
 use crate::keys;
 use crate::model::{parse_model, read_config, ModelInfo};
@@ -39,8 +40,41 @@ pub struct Uploaded {
     /// Whether the model was already sealed with these weights.
     pub already: bool,
     pub bytes_written: u64,
+    /// Lamports the model and its weight accounts hold: their rent, which
+    /// `model close` returns to the owner.
+    pub rent: u64,
+    /// Weight accounts bound to the model.
+    pub weight_accounts: usize,
     pub summary: Summary,
     pub seconds: f64,
+}
+
+/// What a whole upload spends, from nothing: the rent of the model and of
+/// a weight account per section, and the fees of every transaction when
+/// each chunk is written (zero chunks are not, so fees come in at most).
+pub async fn estimate(cluster: &Cluster, artifact: &Artifact) -> Result<Needed> {
+    let m = artifact.metadata();
+    let count = m.section_count();
+    let mut rent = cluster.rent(model::len(count)).await?;
+    let stand_in = ModelKeys {
+        config_account: Pubkey::new_from_array([1; 32]),
+        model: Pubkey::new_from_array([2; 32]),
+        owner: cluster.payer_key(),
+        weights: vec![Pubkey::new_from_array([3; 32]); count],
+        royalty: 0,
+        identity: [0; 32],
+    };
+    let chunk = write_chunk(&cluster.program_id, &stand_in, &stand_in.owner);
+    // The model's creation and each binding: two signatures; each write,
+    // seal_section call and seal_model: one.
+    let mut signatures = 2 + 1;
+    for i in 0..count {
+        let len = m.section_len(i);
+        rent += cluster.rent(weight::HEADER_LEN + len).await?;
+        signatures += 2 + len.div_ceil(chunk) + len.div_ceil(SEAL_BYTES_PER_CALL).max(1);
+    }
+    let fees = signatures as u64 * cluster.lamports_per_signature().await?;
+    Ok(Needed::new().with("rent", rent).with("fees", fees))
 }
 
 /// The compute units one `seal_section` asks for: two 1 MiB chunks of
@@ -80,6 +114,8 @@ pub async fn upload(
         artifact_len: artifact.bytes.len(),
         already: false,
         bytes_written: 0,
+        rent: 0,
+        weight_accounts: 0,
         summary: Summary::default(),
         seconds: 0.0,
     };
@@ -113,6 +149,7 @@ pub async fn upload(
     check_model(&info, artifact, config, &payer)?;
     if info.status == model::SEALED {
         out.already = true;
+        (out.rent, out.weight_accounts) = held(cluster, &info).await?;
         out.seconds = started.elapsed().as_secs_f64();
         return Ok(out);
     }
@@ -226,8 +263,21 @@ pub async fn upload(
             info.status_name()
         );
     }
+    (out.rent, out.weight_accounts) = held(cluster, &info).await?;
     out.seconds = started.elapsed().as_secs_f64();
     Ok(out)
+}
+
+/// The lamports a model and its weight accounts hold, and how many weight
+/// accounts it has.
+async fn held(cluster: &Cluster, info: &ModelInfo) -> Result<(u64, usize)> {
+    let mut keys = vec![info.keys.model];
+    keys.extend(info.sections.iter().filter_map(|s| s.weight));
+    let lamports = cluster.accounts(&keys).await?;
+    Ok((
+        lamports.iter().flatten().map(|a| a.lamports).sum(),
+        keys.len() - 1,
+    ))
 }
 
 fn send_opts(in_flight: usize) -> sender::Options {

@@ -1,6 +1,7 @@
 //! The `curta` command line as a process, against a `curta-localnet`: the
 //! demo, the stories15M figures and the end-to-end tests run exactly the
-//! commands a user types, and read their `--json` output.
+//! commands a user types, and read their `--output json` output (or their
+//! text, where a person reads it).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -90,11 +91,21 @@ impl Curta {
         json_of(cmd, "curta deploy")
     }
 
-    /// `curta --json ARGS`: the JSON object it prints, or its error.
+    /// `curta --output json ARGS`: the JSON object it prints, or its error.
     pub fn json(&self, args: &[&str]) -> Result<Value, String> {
         let mut cmd = self.command(args);
-        cmd.arg("--json");
+        cmd.args(["--output", "json"]);
         json_of(cmd, &format!("curta {}", args.join(" ")))
+    }
+
+    /// `curta ARGS`: what it prints on stdout for a person, or its error.
+    pub fn text(&self, args: &[&str]) -> Result<String, String> {
+        let what = format!("curta {}", args.join(" "));
+        let (stdout, stderr, ok) = output_of(self.command(args), &what)?;
+        match ok {
+            true => Ok(stdout),
+            false => Err(format!("{what} failed:\n{stderr}{stdout}")),
+        }
     }
 
     /// `curta ARGS` with its progress piped: a child and the lines of its
@@ -121,17 +132,26 @@ impl Curta {
     }
 }
 
-fn json_of(mut cmd: Command, what: &str) -> Result<Value, String> {
+/// A finished command's stdout, stderr and whether it succeeded.
+fn output_of(mut cmd: Command, what: &str) -> Result<(String, String, bool), String> {
     let out = cmd
         .stdin(Stdio::null())
         .output()
         .map_err(|e| format!("{what}: cannot run: {e}"))?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() {
-        return Err(format!("{what} failed ({}):\n{stderr}{stdout}", out.status));
+    Ok((
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.success(),
+    ))
+}
+
+/// The one JSON object a command prints as its whole stdout (indented or
+/// on one line), or its error.
+fn json_of(cmd: Command, what: &str) -> Result<Value, String> {
+    let (stdout, stderr, ok) = output_of(cmd, what)?;
+    if !ok {
+        return Err(format!("{what} failed:\n{stderr}{stdout}"));
     }
-    let line = stdout.lines().last().unwrap_or_default();
-    serde_json::from_str(line)
+    serde_json::from_str(stdout.trim())
         .map_err(|e| format!("{what}: no JSON on stdout ({e}):\n{stdout}\n{stderr}"))
 }

@@ -192,7 +192,20 @@ fn deploy_upload_and_generate_the_golden_runs() {
     let path = dir.join("stories260K.curta");
     std::fs::write(&path, &art[..]).expect("artifact");
     let started = Instant::now();
+    let before = rpc.get_balance(&payer).expect("balance");
     let u = ok(curta.json(&["model", "upload", &path.to_string_lossy()]));
+    let spent = before - rpc.get_balance(&payer).expect("balance");
+    // What it cost, in full: the fees, the rent the model and its three
+    // weight accounts hold (which `model close` returns) and the rent of
+    // the config the first upload creates.
+    let printed: u64 = ["fees", "config_fees", "rent", "config_rent"]
+        .iter()
+        .map(|k| u[k].as_u64().unwrap_or_else(|| panic!("{k}: {u}")))
+        .sum();
+    assert_eq!(spent, printed, "{u}");
+    assert_eq!(u["balance_change"].as_i64(), Some(-(spent as i64)));
+    assert_eq!(u["weight_accounts"], 3);
+    assert!(u["config_rent"].as_u64() > Some(0), "{u}");
     eprintln!(
         "upload: {} bytes in {} transactions, {:.1} s",
         u["bytes_written"],
@@ -210,6 +223,66 @@ fn deploy_upload_and_generate_the_golden_runs() {
         (Some(model.as_str()), Some(true))
     );
     assert_eq!(again["transactions"], 0);
+
+    // A signer made, funded and read with curta alone.
+    let poor_path = dir.join("poor.json");
+    let poor_file = poor_path.to_string_lossy().into_owned();
+    let made = ok(curta.json(&["keygen", "-o", &poor_file]));
+    let poor_key = made["address"].as_str().expect("address").to_string();
+    let poor_pubkey: Pubkey = poor_key.parse().expect("an address");
+    let poor = Curta {
+        keypair: poor_path.clone(),
+        ..curta.clone()
+    };
+    let dropped = ok(poor.json(&["airdrop", "0.001"]));
+    assert_eq!(dropped["balance"], 1_000_000, "{dropped}");
+    assert_eq!(ok(poor.json(&["balance"]))["lamports"], 1_000_000);
+    assert_eq!(
+        ok(curta.json(&["balance", &poor_file]))["lamports"],
+        1_000_000
+    );
+    assert_eq!(ok(poor.text(&["balance"])), "0.001000000 SOL\n");
+    // Its config's create_account fails in the System program: named as
+    // the System program's error, with the signer's balance.
+    let e = poor
+        .json(&["config", "init"])
+        .expect_err("a config its signer cannot pay the rent of");
+    assert!(
+        e.contains("the System program's ResultWithNegativeLamports (its error 1)")
+            && e.contains(&format!("the signer {poor_key} has 0.001000000 SOL"))
+            && !e.contains("InvalidInstruction"),
+        "{e}"
+    );
+    // A run and an upload it cannot pay for are refused before anything
+    // is sent, each part named.
+    let held = rpc.get_balance(&poor_pubkey).expect("balance");
+    let e = poor
+        .json(&[
+            "generate",
+            "--model",
+            &model,
+            "--prompt",
+            "Once upon a time",
+            "--max-tokens",
+            "12",
+        ])
+        .expect_err("a run its signer cannot pay for");
+    assert!(
+        e.contains(&format!(
+            "the signer {poor_key} has 0.001000000 SOL, and this run needs"
+        )) && e.contains("of rent")
+            && e.contains("of fees")
+            && e.contains("(nothing was sent)"),
+        "{e}"
+    );
+    let e = poor
+        .json(&["model", "upload", &path.to_string_lossy()])
+        .expect_err("an upload its signer cannot pay for");
+    assert!(
+        e.contains("and this upload needs") && e.contains("of config rent"),
+        "{e}"
+    );
+    assert_eq!(rpc.get_balance(&poor_pubkey).expect("balance"), held);
 
     // A run that cannot fit the context is refused before it is opened:
     // nothing sent, no lamports moved, the numbers named.
@@ -274,6 +347,11 @@ fn deploy_upload_and_generate_the_golden_runs() {
         assert_eq!(
             g["text_hex"].as_str(),
             Some(hex(&receipt.text).as_str()),
+            "{name}: text"
+        );
+        assert_eq!(
+            g["text"].as_str(),
+            Some(String::from_utf8_lossy(&receipt.text).as_ref()),
             "{name}: text"
         );
         assert_eq!(g["closed"], true);
@@ -376,11 +454,19 @@ fn deploy_upload_and_generate_the_golden_runs() {
         "--max-tokens",
         "8",
     ];
+    let before = rpc.get_balance(&payer).expect("balance");
     let o = ok(curta.json(&open));
     assert_eq!(
         (o["opened_now"].as_bool(), o["transactions"].as_u64()),
         (Some(true), Some(2))
     );
+    // The printed rent, escrow and fees are what the opener paid.
+    let spent = before - rpc.get_balance(&payer).expect("balance");
+    let printed: u64 = ["rent", "escrow", "fees"]
+        .iter()
+        .map(|k| o[k].as_u64().unwrap_or_else(|| panic!("{k}: {o}")))
+        .sum();
+    assert_eq!(spent, printed, "{o}");
     let run = o["run"].as_str().expect("run").to_string();
     let s = ok(curta.json(&["run", "show", &run]));
     assert_eq!(s["prompt"].as_str().map(str::as_bytes), Some(&prompt[..]));
@@ -396,6 +482,40 @@ fn deploy_upload_and_generate_the_golden_runs() {
     );
     let closed = ok(curta.json(&["run", "close", &run]));
     assert_eq!(closed["recovered"].as_u64(), o["deposit"].as_u64());
+
+    // A finished run cranked again: nothing to send, said in words.
+    let kept = [
+        "generate",
+        "--model",
+        measured.as_str(),
+        "--prompt",
+        "Once",
+        "--max-tokens",
+        "2",
+        "--keep",
+    ];
+    let kept = ok(curta.json(&kept));
+    let run = kept["run"].as_str().expect("run").to_string();
+    let said = ok(curta.text(&["run", "crank", &run]));
+    assert!(
+        said.starts_with(&format!("run {run} is complete after "))
+            && said.ends_with(": no turn to send\n"),
+        "{said}"
+    );
+    // Its model closed under it: the run can only be closed, and the
+    // error says how.
+    ok(curta.json(&["model", "close", &measured]));
+    let e = curta
+        .json(&["run", "crank", &run])
+        .expect_err("a run whose model is closed");
+    assert!(
+        e.contains(&format!(
+            "run {run}'s model {measured} was closed: the run can only be closed now, and \
+             `curta run close {run}` returns its "
+        )),
+        "{e}"
+    );
+    ok(curta.json(&["run", "close", &run]));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -840,11 +960,66 @@ fn bad_input_is_refused_in_words() {
             vec!["model", "upload", "Cargo.toml"],
             "is not a curta artifact (it does not open with CURTAW01)",
         ),
+        (
+            vec![
+                "quote",
+                &p,
+                "--prompt",
+                "x",
+                "--max-tokens",
+                "4",
+                "--temperature",
+                "-1",
+            ],
+            "--temperature -1 is below zero: it is 0 (the likeliest token) to 16",
+        ),
+        (
+            vec!["keygen", "-o", "Cargo.toml"],
+            "Cargo.toml exists: give --force to replace it",
+        ),
+        (
+            vec!["airdrop", "1.5e3"],
+            "\"1.5e3\" is not an amount of SOL such as 2 or 0.5",
+        ),
     ] {
         let (code, _, err) = curta(&args);
         assert_eq!(code, Some(1), "{args:?}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
+    // A format that is not one is a usage error (exit code 2, as clap's).
+    let (code, _, err) = curta(&[
+        "quote",
+        &p,
+        "--prompt",
+        "x",
+        "--max-tokens",
+        "4",
+        "--output",
+        "yaml",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("yaml: the formats are `json` and `json-compact`"),
+        "{err}"
+    );
+    // A deploy whose signer is missing creates no program keypair.
+    let program = dir.join("new-program.json");
+    let (so, program_file) = (so(), program.to_string_lossy().into_owned());
+    let (code, _, err) = curta(&[
+        "--keypair",
+        "/nonexistent.json",
+        "deploy",
+        &so.to_string_lossy(),
+        "--program-keypair",
+        &program_file,
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("cannot read the signer keypair /nonexistent.json")
+            && err.contains("curta keygen"),
+        "{err}"
+    );
+    assert!(!program.exists(), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }

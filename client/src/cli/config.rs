@@ -1,0 +1,82 @@
+//! `curta config`: a config account's admin and turn allowance.
+
+use serde_json::{json, Value};
+use solana_pubkey::Pubkey;
+
+use super::args::ConfigCommand;
+use super::{addr, Globals};
+use crate::cluster;
+use crate::errors::Result;
+use crate::model::{self, ConfigInfo};
+use crate::output::{thousands, Outcome};
+use crate::settings;
+
+/// A config account, and whether this command created it.
+struct Shown {
+    info: ConfigInfo,
+    created: Option<bool>,
+}
+
+impl Outcome for Shown {
+    fn json(&self) -> Value {
+        let mut v = json!({
+            "config": self.info.address.to_string(),
+            "admin": self.info.admin.to_string(),
+            "allowance": self.info.allowance,
+        });
+        if let Some(created) = self.created {
+            v["created"] = created.into();
+        }
+        v
+    }
+
+    fn text(&self) -> String {
+        let note = match self.created {
+            Some(true) => " (created)",
+            Some(false) => " (exists)",
+            None => "",
+        };
+        format!(
+            "config: {}{note}\nadmin: {}\nturn allowance: {} compute units\n",
+            self.info.address,
+            self.info.admin,
+            thousands(self.info.allowance as u64)
+        )
+    }
+}
+
+pub async fn run(g: &Globals, cmd: &ConfigCommand) -> Result<()> {
+    let c = g.connect().await?;
+    let which = |given: &Option<String>| -> Result<Pubkey> {
+        match given {
+            Some(a) => addr(a, "config"),
+            None => Ok(settings::default_config(c)),
+        }
+    };
+    let shown = match cmd {
+        ConfigCommand::Init { allowance } => {
+            let (info, created) = settings::init(c, *allowance).await?;
+            Shown {
+                info,
+                created: Some(created),
+            }
+        }
+        ConfigCommand::Show { config } => Shown {
+            info: model::read_config(c, &which(config)?).await?,
+            created: None,
+        },
+        ConfigCommand::SetAllowance { allowance, config } => Shown {
+            info: settings::set_allowance(c, &which(config)?, *allowance).await?,
+            created: None,
+        },
+        ConfigCommand::SetAdmin { new_admin, config } => {
+            let new_admin = cluster::load_keypair(new_admin, "new admin")?;
+            Shown {
+                info: settings::set_admin(c, &which(config)?, &new_admin).await?,
+                created: None,
+            }
+        }
+    };
+    g.print(&shown);
+    Ok(())
+}

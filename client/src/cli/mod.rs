@@ -1,0 +1,220 @@
+//! The `curta` command line: one module per command family, each returning
+//! a typed outcome that `output::print` renders as text or JSON.
+//!
+//! | Module | Commands |
+//! |---|---|
+//! | `args` | Every flag and command |
+//! | `deploy` | `deploy`, `program verify` |
+//! | `config` | `config init`, `show`, `set-allowance`, `set-admin` |
+//! | `model` | `model upload`, `show`, `close` |
+//! | `quote` | `quote` |
+//! | `run` | `run open`, `crank`, `show`, `close` |
+//! | `generate` | `generate` |
+//! | `wallet` | `balance`, `airdrop`, `keygen` |
+
+mod args;
+mod config;
+mod deploy;
+mod generate;
+mod model;
+mod quote;
+mod run;
+mod wallet;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Parser;
+use solana_pubkey::Pubkey;
+use solana_signer::Signer;
+
+use crate::bail;
+use crate::cluster::{self, CliConfig};
+use crate::errors::Result;
+use crate::journal;
+use crate::output::{self, Outcome, OutputFormat};
+use crate::rpc::Cluster;
+
+use args::{Cli, Command};
+
+/// Parses the command line and runs it; errors are printed in words.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(&cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let _ = std::io::stdout().flush();
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The resolved global options.
+pub(crate) struct Globals {
+    url: String,
+    keypair: PathBuf,
+    commitment: String,
+    state_dir: PathBuf,
+    format: OutputFormat,
+    program_id: Option<String>,
+    /// The one connection a command makes, kept to close its journal when
+    /// the command succeeds.
+    cluster: tokio::sync::OnceCell<Cluster>,
+}
+
+impl Globals {
+    fn new(cli: &Cli) -> Result<Globals> {
+        let config = CliConfig::load();
+        let url = cluster::resolve_url(
+            cli.url
+                .as_deref()
+                .or(config.json_rpc_url.as_deref())
+                .unwrap_or("localhost"),
+        )?;
+        Ok(Globals {
+            url,
+            keypair: cli
+                .keypair
+                .clone()
+                .or(config.keypair_path)
+                .unwrap_or_else(cluster::default_keypair_path),
+            commitment: cli
+                .commitment
+                .clone()
+                .or(config.commitment)
+                .unwrap_or_else(|| "confirmed".into()),
+            state_dir: cli
+                .state_dir
+                .clone()
+                .unwrap_or_else(journal::default_state_dir),
+            format: cli.output_format(),
+            program_id: cli.program_id.clone(),
+            cluster: tokio::sync::OnceCell::new(),
+        })
+    }
+
+    fn json(&self) -> bool {
+        self.format.is_json()
+    }
+
+    /// The program id: `--program-id` (an address or a keypair file), else
+    /// the program keypair file's address.
+    fn program_id(&self) -> Result<Pubkey> {
+        if let Some(p) = &self.program_id {
+            return cluster::address_or_keypair(p, "--program-id");
+        }
+        let path = Path::new(cluster::PROGRAM_KEYPAIR);
+        if path.is_file() {
+            return Ok(cluster::load_keypair(path, "program")?.pubkey());
+        }
+        bail!(
+            "no program id: give --program-id, or run from the repository after `curta deploy` \
+             (which creates {})",
+            cluster::PROGRAM_KEYPAIR
+        )
+    }
+
+    /// The signer's keypair, read (and checked) before anything is created
+    /// or sent.
+    fn signer(&self) -> Result<solana_keypair::Keypair> {
+        cluster::load_keypair(&self.keypair, "signer")
+    }
+
+    /// Connects to the cluster for the curta program.
+    async fn connect(&self) -> Result<&Cluster> {
+        self.connect_to(self.program_id()?).await
+    }
+
+    /// Connects for `program_id`; whatever an interrupted curta left in
+    /// flight lands or expires first.
+    async fn connect_to(&self, program_id: Pubkey) -> Result<&Cluster> {
+        self.cluster
+            .get_or_try_init(|| async {
+                let commitment = cluster::parse_commitment(&self.commitment)?;
+                let payer = self.signer()?;
+                let url = self.url.clone();
+                let c =
+                    Cluster::connect(url, commitment, payer, program_id, &self.state_dir).await?;
+                c.settle_journal().await?;
+                Ok(c)
+            })
+            .await
+    }
+
+    /// Prints a command's outcome in the chosen format.
+    fn print(&self, outcome: &dyn Outcome) {
+        output::print(self.format, outcome)
+    }
+}
+
+fn addr(text: &str, what: &str) -> Result<Pubkey> {
+    cluster::parse_address(text, what)
+}
+
+async fn run(cli: &Cli) -> Result<()> {
+    let g = Globals::new(cli)?;
+    command(cli, &g).await?;
+    // Everything sent landed: this process's journal has nothing left to
+    // settle. After an error it stays, for the next command to settle.
+    if let Some(c) = g.cluster.get() {
+        c.journal.close();
+    }
+    Ok(())
+}
+
+async fn command(cli: &Cli, g: &Globals) -> Result<()> {
+    match &cli.command {
+        Command::Deploy {
+            so,
+            program_keypair,
+            send,
+        } => deploy::deploy(g, so.as_deref(), program_keypair.as_deref(), send).await,
+        Command::Program(args::ProgramCommand::Verify { so }) => {
+            deploy::verify(g, so.as_deref()).await
+        }
+        Command::Config(cmd) => config::run(g, cmd).await,
+        Command::Model(cmd) => model::run(g, cmd).await,
+        Command::Quote {
+            target,
+            run,
+            royalty,
+            allowance,
+            crank,
+        } => quote::run(g, target, run, *royalty, *allowance, crank).await,
+        Command::Run(cmd) => run::run(g, cmd).await,
+        Command::Generate {
+            model,
+            run,
+            crank,
+            artifact,
+            label,
+            keep,
+        } => {
+            let request = generate::Request {
+                model,
+                params: run.params()?,
+                crank,
+                artifact: artifact.artifact.as_deref(),
+                label,
+                keep: *keep,
+            };
+            generate::run(g, request).await
+        }
+        Command::Balance { address } => wallet::balance(g, address.as_deref()).await,
+        Command::Airdrop { amount, to } => wallet::airdrop(g, amount, to.as_deref()).await,
+        Command::Keygen { outfile, force } => wallet::keygen(g, outfile.as_deref(), *force),
+    }
+}

@@ -1,0 +1,298 @@
+//! `curta run`: open, crank, show, close; and the crank's progress and
+//! figures, which `generate` prints too.
+
+use std::io::Write;
+
+use serde_json::{json, Value};
+use solana_pubkey::Pubkey;
+
+use super::args::{CrankArgs, RunCommand};
+use super::{addr, Globals};
+use crate::artifact::Artifact;
+use crate::crank::{self, Cranked, TurnRecord};
+use crate::errors::Result;
+use crate::model;
+use crate::output::{count, hex, sol, thousands, Outcome};
+use crate::params;
+use crate::progress::{self, Progress};
+use crate::rpc::Cluster;
+use crate::runs::{self, Opened, RunView};
+
+pub async fn run(g: &Globals, cmd: &RunCommand) -> Result<()> {
+    let c = g.connect().await?;
+    match cmd {
+        RunCommand::Open { model, run, label } => {
+            let m = model::read_model(c, &addr(model, "--model")?).await?;
+            let o = runs::open(c, &m, &run.params()?, label, 0).await?;
+            g.print(&o);
+        }
+        RunCommand::Crank {
+            run,
+            crank,
+            artifact,
+        } => {
+            let key = addr(run, "run")?;
+            let local = artifact
+                .artifact
+                .as_deref()
+                .map(|p| Artifact::load(p, None))
+                .transpose()?;
+            let ctx = crank::context(c, &key, local).await?;
+            let out = crank_with_progress(c, &ctx, crank, false).await?;
+            g.print(&out);
+        }
+        RunCommand::Show { run } => {
+            let (v, _) = runs::show(c, &addr(run, "run")?).await?;
+            g.print(&v);
+        }
+        RunCommand::Close { run } => {
+            let key = addr(run, "run")?;
+            let (recovered, _) = runs::close(c, &key).await?;
+            g.print(&ClosedRun {
+                run: key,
+                recovered,
+            });
+        }
+    }
+    Ok(())
+}
+
+impl Outcome for Opened {
+    fn json(&self) -> Value {
+        json!({
+            "run": self.run.to_string(),
+            "opened_now": self.opened_now,
+            "account_len": self.account_len,
+            "deposit": self.deposit,
+            "rent": self.deposit - self.escrow,
+            "escrow": self.escrow,
+            "transactions": self.summary.transactions,
+            "fees": self.summary.fees,
+        })
+    }
+
+    fn text(&self) -> String {
+        format!(
+            "run: {}{}\ndeposit: {} of rent and {} of royalty escrow, back to the opener (less \
+             the royalty paid) with `curta run close {}`\nfees: {} ({})\n",
+            self.run,
+            if self.opened_now {
+                ""
+            } else {
+                " (open already)"
+            },
+            sol(self.deposit - self.escrow),
+            sol(self.escrow),
+            self.run,
+            sol(self.summary.fees),
+            count(self.summary.transactions, "transaction", "transactions"),
+        )
+    }
+}
+
+impl Outcome for RunView {
+    fn json(&self) -> Value {
+        json!({
+            "run": self.run.to_string(),
+            "model": self.model.to_string(),
+            "opener": self.opener.to_string(),
+            "lamports": self.lamports,
+            "royalty": self.royalty,
+            "deposited": self.deposited,
+            "escrow": self.escrow,
+            "paid": self.paid,
+            "prompt": String::from_utf8_lossy(&self.prompt),
+            "max_tokens": self.max_tokens,
+            "temperature_q16": self.temperature_q16,
+            "temperature": params::temperature_text(self.temperature_q16),
+            "seed": self.seed,
+            "phase": self.info.phase as u32,
+            "turns": self.info.turns,
+            "generated": self.info.generated,
+            "complete": self.info.complete,
+            "text": String::from_utf8_lossy(&self.text),
+            "text_hex": hex(&self.text),
+        })
+    }
+
+    fn text(&self) -> String {
+        format!(
+            "run: {}\nmodel: {}\nopener: {}\n{}: {}, {} of {} tokens\nprompt: {:?}\ntext: \
+             {:?}\nroyalty: {} lamports per token; {} paid, {} escrowed\n",
+            self.run,
+            self.model,
+            self.opener,
+            if self.info.complete {
+                "complete"
+            } else {
+                "in progress"
+            },
+            count(self.info.turns, "turn", "turns"),
+            self.info.generated,
+            self.max_tokens,
+            String::from_utf8_lossy(&self.prompt),
+            String::from_utf8_lossy(&self.text),
+            self.royalty,
+            sol(self.paid),
+            sol(self.escrow)
+        )
+    }
+}
+
+struct ClosedRun {
+    run: Pubkey,
+    recovered: u64,
+}
+
+impl Outcome for ClosedRun {
+    fn json(&self) -> Value {
+        json!({"run": self.run.to_string(), "recovered": self.recovered})
+    }
+
+    fn text(&self) -> String {
+        format!(
+            "closed run {}: {} back to the opener\n",
+            self.run,
+            sol(self.recovered)
+        )
+    }
+}
+
+/// Cranks with a progress bar (or a line per turn when stderr is not a
+/// terminal); `stream` prints the text to stdout as it arrives instead.
+pub(super) async fn crank_with_progress(
+    c: &Cluster,
+    ctx: &crank::RunContext,
+    args: &CrankArgs,
+    stream: bool,
+) -> Result<Cranked> {
+    let info = curta_core::StateInfo::read(&ctx.state)?;
+    let total = crate::replay::replay(&ctx.artifact, &ctx.state, ctx.allowance)?
+        .steps
+        .len() as u64;
+    let first = info.turns;
+    let bar = (!stream && progress::interactive()).then(|| Progress::new("turns", total, "turns"));
+    // A line a turn when stderr is not a terminal, unless the text itself
+    // streams (the lines would cut it up where both go to one place).
+    let plain = !progress::interactive() && !stream;
+    crank::crank(c, ctx, args.options(), |t: &TurnRecord| {
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+        if plain {
+            eprintln!(
+                "turn {} ({}/{}) landed in slot {}: {} compute units",
+                t.turn,
+                t.turn - first,
+                total,
+                t.slot,
+                thousands(t.program_cu)
+            );
+        }
+        if stream {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(&t.text);
+            let _ = out.flush();
+        }
+    })
+    .await
+}
+
+impl Outcome for Cranked {
+    fn json(&self) -> Value {
+        let turns: Vec<Value> = self
+            .turns
+            .iter()
+            .map(|t| {
+                json!({
+                    "turn": t.turn,
+                    "signature": t.signature.to_string(),
+                    "slot": t.slot,
+                    "cu_limit": t.cu_limit,
+                    "estimated_cu": t.estimated_cu,
+                    "program_cu": t.program_cu,
+                    "consumed_cu": t.consumed_cu,
+                    "fee": t.fee,
+                    "generated": t.generated,
+                    "tokens": t.tokens,
+                    "text": String::from_utf8_lossy(&t.text),
+                    "text_hex": hex(&t.text),
+                    "state_sha256": hex(&t.state_sha256),
+                })
+            })
+            .collect();
+        let failed: Vec<Value> = self
+            .failed
+            .iter()
+            .map(|f| {
+                json!({
+                    "turn": f.turn, "signature": f.signature.to_string(), "slot": f.slot,
+                    "fee": f.fee, "error": f.error,
+                })
+            })
+            .collect();
+        json!({
+            "run": self.run.to_string(),
+            "model": self.model.to_string(),
+            "turns_before": self.turns_before,
+            "turns": turns,
+            "failed": failed,
+            "turns_by_others": self.turns_by_others,
+            "transactions": self.transactions(),
+            "fees": self.fees(),
+            "program_cu": self.program_cu(),
+            "turns_per_slot": self.turns_per_slot().iter().map(|(s, n)| json!([s, n])).collect::<Vec<_>>(),
+            "final_state_sha256": hex(&self.final_state_sha256),
+            "text": String::from_utf8_lossy(&self.text),
+            "text_hex": hex(&self.text),
+            "seconds": self.seconds,
+        })
+    }
+
+    fn text(&self) -> String {
+        if self.turns.is_empty() && self.failed.is_empty() {
+            let by_others = match self.turns_by_others {
+                0 => String::new(),
+                n => format!(" ({} landed by others)", count(n, "turn", "turns")),
+            };
+            return format!(
+                "run {} is complete after {}{by_others}: no turn to send\n",
+                self.run,
+                count(self.turns_before + self.turns_by_others, "turn", "turns")
+            );
+        }
+        let per_slot = self.turns_per_slot();
+        let slots = match (self.turns.first(), self.turns.last()) {
+            (Some(a), Some(b)) => b.slot - a.slot + 1,
+            _ => 0,
+        };
+        let most = per_slot.iter().map(|(_, n)| *n as u64).max().unwrap_or(0);
+        let mut out = format!(
+            "turns: {} landed{}{} in {} ({}; at most {} in one), {:.2} s\n",
+            self.turns.len(),
+            match self.failed.len() {
+                0 => String::new(),
+                n => format!(", {n} failed and resent"),
+            },
+            match self.turns_by_others {
+                0 => String::new(),
+                n => format!(", {n} landed by others"),
+            },
+            count(slots, "slot", "slots"),
+            count(per_slot.len() as u64, "block", "blocks"),
+            most,
+            self.seconds
+        );
+        out += &format!(
+            "compute units: {} used by the program ({} asked)\n",
+            thousands(self.program_cu()),
+            thousands(self.turns.iter().map(|t| t.cu_limit as u64).sum())
+        );
+        out += &format!(
+            "fees: {} ({})\n",
+            sol(self.fees()),
+            count(self.transactions(), "transaction", "transactions")
+        );
+        out
+    }
+}
