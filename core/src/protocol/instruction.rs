@@ -1,0 +1,364 @@
+//! The instruction codec: each instruction's tag, its fields and accounts
+//! (the variants' docs), and its data's encoding.
+
+use crate::bytes::{read_u32, read_u64};
+use crate::format::Config;
+
+/// Instruction tags: the first byte of every instruction's data.
+pub mod tag {
+    pub const INIT_CONFIG: u8 = 0;
+    pub const SET_ALLOWANCE: u8 = 1;
+    pub const SET_ADMIN: u8 = 2;
+    pub const INIT_MODEL: u8 = 3;
+    pub const BIND_WEIGHT: u8 = 4;
+    pub const WRITE: u8 = 5;
+    pub const SEAL_SECTION: u8 = 6;
+    pub const SEAL_MODEL: u8 = 7;
+    pub const CLOSE_WEIGHT: u8 = 8;
+    pub const CLOSE_MODEL: u8 = 9;
+    pub const OPEN_RUN: u8 = 10;
+    pub const TURN: u8 = 11;
+    pub const CLOSE_RUN: u8 = 12;
+    pub const RECLAIM: u8 = 13;
+    pub const WRITE_PROMPT: u8 = 14;
+}
+
+/// A decoded instruction, borrowing its variable parts from the data. Each
+/// variant lists its accounts in order; "new" marks an account this
+/// instruction initializes: created for the program (System
+/// `create_account`, owner = the program, exactly the size given), still
+/// zero, and signing this instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Instruction<'a> {
+    /// Creates the program's settings, administered by `admin`.
+    ///
+    /// 0. `[writable, signer]` config: new, `config::LEN` bytes.
+    /// 1. `[signer]` admin.
+    InitConfig { allowance: u32 },
+    /// Changes the turn allowance (22,096 to 1,350,000 compute units).
+    ///
+    /// 0. `[writable]` config.
+    /// 1. `[signer]` admin.
+    SetAllowance { allowance: u32 },
+    /// Hands the config to a new admin; both sign.
+    ///
+    /// 0. `[writable]` config.
+    /// 1. `[signer]` admin.
+    /// 2. `[signer]` new admin.
+    SetAdmin,
+    /// Creates a model of `config` owned by `owner`, with no weight account
+    /// bound yet. Section lengths follow from the configuration, `flags`
+    /// (`format::FLAG_SHARED_CLASSIFIER`) and section zero's length.
+    ///
+    /// 0. `[]` config account.
+    /// 1. `[writable, signer]` model: new, `model::len(sections)` bytes.
+    /// 2. `[signer]` owner.
+    InitModel {
+        royalty: u64,
+        /// The model's `Config`, 28 bytes.
+        config: &'a [u8],
+        flags: u32,
+        zero_len: u64,
+    },
+    /// Binds a weight account to section `section` of a model being written.
+    ///
+    /// 0. `[writable]` model.
+    /// 1. `[writable, signer]` weight: new, `weight::HEADER_LEN` + the
+    ///    section's length.
+    /// 2. `[signer]` model owner.
+    BindWeight { section: u32 },
+    /// Copies `bytes` into a bound, unsealed section at `offset`.
+    ///
+    /// 0. `[]` model.
+    /// 1. `[writable]` weight.
+    /// 2. `[signer]` model owner.
+    Write { offset: u64, bytes: &'a [u8] },
+    /// Hashes up to `SEAL_BYTES_PER_CALL` more bytes of a section; when the
+    /// last byte is hashed the chain must equal `digest`, and the section
+    /// is sealed (immutable).
+    ///
+    /// 0. `[writable]` model.
+    /// 1. `[writable]` weight.
+    /// 2. `[signer]` model owner.
+    SealSection { digest: &'a [u8; 32] },
+    /// Seals the model once every section is: runs may open from then on.
+    ///
+    /// 0. `[writable]` model.
+    /// 1. `[]` section zero's weight account.
+    /// 2. `[signer]` model owner.
+    SealModel,
+    /// Closes a weight account, its lamports to the owner; a sealed model
+    /// is retired by it.
+    ///
+    /// 0. `[writable]` model.
+    /// 1. `[writable]` weight.
+    /// 2. `[writable, signer]` model owner.
+    CloseWeight,
+    /// Closes a model with no weight account bound, its lamports to the owner.
+    ///
+    /// 0. `[writable]` model.
+    /// 1. `[writable, signer]` model owner.
+    CloseModel,
+    /// Opens a run of a sealed model: the state for the prompt,
+    /// `max_tokens`, the temperature (16 fractional bits) and the seed. The
+    /// prompt is the first `staged` bytes `write_prompt` left in the run
+    /// account, then `prompt`. The run holds its rent plus royalty times
+    /// max tokens. `royalty` and `model_identity` are what the opener saw
+    /// and accepts: refused unless they are the model's.
+    ///
+    /// 0. `[]` config account.
+    /// 1. `[]` model.
+    /// 2. `[writable, signer]` run: new, `run::HEADER_LEN` + `state_size`.
+    /// 3. `[signer]` opener.
+    OpenRun {
+        max_tokens: u32,
+        temperature_q16: u32,
+        seed: u64,
+        royalty: u64,
+        model_identity: &'a [u8; 32],
+        staged: u32,
+        prompt: &'a [u8],
+    },
+    /// Advances a run by one turn; anyone may send it. With
+    /// `expected_turns`, refused unless the state has run exactly that many
+    /// turns, so a stale or reordered turn fails before any work.
+    ///
+    /// 0. `[]` config account.
+    /// 1. `[]` model.
+    /// 2. `[writable]` run.
+    /// 3. `[writable]` model owner (receives the royalties).
+    /// 4. `[]` section zero's weight account.
+    /// 5. `[]` the weight accounts of the matrix sections the turn's plan
+    ///    names (`planner::plan_turn`), in any order: none, one or two.
+    Turn { expected_turns: Option<u64> },
+    /// Closes a run at any point, complete or not: its rent and unspent
+    /// escrow go to the opener; royalties paid stay paid.
+    ///
+    /// 0. `[writable]` run.
+    /// 1. `[writable, signer]` opener.
+    CloseRun,
+    /// Closes an account created for the program but never initialized,
+    /// signed by the account itself; its lamports go to `recipient`.
+    ///
+    /// 0. `[writable, signer]` account.
+    /// 1. `[writable]` recipient.
+    Reclaim,
+    /// Stages prompt bytes at `offset` of the prompt in a run account not
+    /// yet opened, for a prompt too long to travel with `open_run`.
+    ///
+    /// 0. `[writable, signer]` run: created for the program, not opened.
+    WritePrompt { offset: u32, bytes: &'a [u8] },
+}
+
+/// Fixed data lengths after the tag.
+const INIT_MODEL_LEN: usize = 8 + Config::LEN + 4 + 8;
+/// `open_run`'s fields before the prompt's bytes.
+pub const OPEN_RUN_FIXED_LEN: usize = 4 + 4 + 8 + 8 + 32 + 4;
+
+impl<'a> Instruction<'a> {
+    /// Decodes instruction data; `None` for an unknown tag or a wrong length.
+    pub fn decode(data: &'a [u8]) -> Option<Instruction<'a>> {
+        let (&t, rest) = data.split_first()?;
+        let exact = |n: usize| rest.len() == n;
+        Some(match t {
+            tag::INIT_CONFIG if exact(4) => Instruction::InitConfig {
+                allowance: read_u32(rest, 0),
+            },
+            tag::SET_ALLOWANCE if exact(4) => Instruction::SetAllowance {
+                allowance: read_u32(rest, 0),
+            },
+            tag::SET_ADMIN if exact(0) => Instruction::SetAdmin,
+            tag::INIT_MODEL if exact(INIT_MODEL_LEN) => Instruction::InitModel {
+                royalty: read_u64(rest, 0),
+                config: &rest[8..8 + Config::LEN],
+                flags: read_u32(rest, 8 + Config::LEN),
+                zero_len: read_u64(rest, 12 + Config::LEN),
+            },
+            tag::BIND_WEIGHT if exact(4) => Instruction::BindWeight {
+                section: read_u32(rest, 0),
+            },
+            tag::WRITE if rest.len() >= 8 => Instruction::Write {
+                offset: read_u64(rest, 0),
+                bytes: &rest[8..],
+            },
+            tag::SEAL_SECTION if exact(32) => Instruction::SealSection {
+                digest: rest.try_into().ok()?,
+            },
+            tag::SEAL_MODEL if exact(0) => Instruction::SealModel,
+            tag::CLOSE_WEIGHT if exact(0) => Instruction::CloseWeight,
+            tag::CLOSE_MODEL if exact(0) => Instruction::CloseModel,
+            tag::OPEN_RUN if rest.len() >= OPEN_RUN_FIXED_LEN => Instruction::OpenRun {
+                max_tokens: read_u32(rest, 0),
+                temperature_q16: read_u32(rest, 4),
+                seed: read_u64(rest, 8),
+                royalty: read_u64(rest, 16),
+                model_identity: rest[24..56].try_into().ok()?,
+                staged: read_u32(rest, 56),
+                prompt: &rest[OPEN_RUN_FIXED_LEN..],
+            },
+            tag::TURN if exact(0) => Instruction::Turn {
+                expected_turns: None,
+            },
+            tag::TURN if exact(8) => Instruction::Turn {
+                expected_turns: Some(read_u64(rest, 0)),
+            },
+            tag::CLOSE_RUN if exact(0) => Instruction::CloseRun,
+            tag::RECLAIM if exact(0) => Instruction::Reclaim,
+            tag::WRITE_PROMPT if rest.len() >= 4 => Instruction::WritePrompt {
+                offset: read_u32(rest, 0),
+                bytes: &rest[4..],
+            },
+            _ => return None,
+        })
+    }
+
+    /// Encodes the instruction's data.
+    #[cfg(feature = "std")]
+    pub fn encode(&self) -> std::vec::Vec<u8> {
+        let mut out = std::vec::Vec::new();
+        match *self {
+            Instruction::InitConfig { allowance } => {
+                out.push(tag::INIT_CONFIG);
+                out.extend_from_slice(&allowance.to_le_bytes());
+            }
+            Instruction::SetAllowance { allowance } => {
+                out.push(tag::SET_ALLOWANCE);
+                out.extend_from_slice(&allowance.to_le_bytes());
+            }
+            Instruction::SetAdmin => out.push(tag::SET_ADMIN),
+            Instruction::InitModel {
+                royalty,
+                config,
+                flags,
+                zero_len,
+            } => {
+                out.push(tag::INIT_MODEL);
+                out.extend_from_slice(&royalty.to_le_bytes());
+                out.extend_from_slice(config);
+                out.extend_from_slice(&flags.to_le_bytes());
+                out.extend_from_slice(&zero_len.to_le_bytes());
+            }
+            Instruction::BindWeight { section } => {
+                out.push(tag::BIND_WEIGHT);
+                out.extend_from_slice(&section.to_le_bytes());
+            }
+            Instruction::Write { offset, bytes } => {
+                out.push(tag::WRITE);
+                out.extend_from_slice(&offset.to_le_bytes());
+                out.extend_from_slice(bytes);
+            }
+            Instruction::SealSection { digest } => {
+                out.push(tag::SEAL_SECTION);
+                out.extend_from_slice(digest);
+            }
+            Instruction::SealModel => out.push(tag::SEAL_MODEL),
+            Instruction::CloseWeight => out.push(tag::CLOSE_WEIGHT),
+            Instruction::CloseModel => out.push(tag::CLOSE_MODEL),
+            Instruction::OpenRun {
+                max_tokens,
+                temperature_q16,
+                seed,
+                royalty,
+                model_identity,
+                staged,
+                prompt,
+            } => {
+                out.push(tag::OPEN_RUN);
+                out.extend_from_slice(&max_tokens.to_le_bytes());
+                out.extend_from_slice(&temperature_q16.to_le_bytes());
+                out.extend_from_slice(&seed.to_le_bytes());
+                out.extend_from_slice(&royalty.to_le_bytes());
+                out.extend_from_slice(model_identity);
+                out.extend_from_slice(&staged.to_le_bytes());
+                out.extend_from_slice(prompt);
+            }
+            Instruction::Turn { expected_turns } => {
+                out.push(tag::TURN);
+                if let Some(turns) = expected_turns {
+                    out.extend_from_slice(&turns.to_le_bytes());
+                }
+            }
+            Instruction::CloseRun => out.push(tag::CLOSE_RUN),
+            Instruction::Reclaim => out.push(tag::RECLAIM),
+            Instruction::WritePrompt { offset, bytes } => {
+                out.push(tag::WRITE_PROMPT);
+                out.extend_from_slice(&offset.to_le_bytes());
+                out.extend_from_slice(bytes);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(all(test, feature = "std"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_instruction_round_trips() {
+        let config = [7u8; Config::LEN];
+        let digest = [9u8; 32];
+        let all = [
+            Instruction::InitConfig { allowance: 5 },
+            Instruction::SetAllowance { allowance: 6 },
+            Instruction::SetAdmin,
+            Instruction::InitModel {
+                royalty: 1,
+                config: &config,
+                flags: 1,
+                zero_len: 60_440,
+            },
+            Instruction::BindWeight { section: 2 },
+            Instruction::Write {
+                offset: 3,
+                bytes: b"abc",
+            },
+            Instruction::SealSection { digest: &digest },
+            Instruction::SealModel,
+            Instruction::CloseWeight,
+            Instruction::CloseModel,
+            Instruction::OpenRun {
+                max_tokens: 12,
+                temperature_q16: 0,
+                seed: 42,
+                royalty: 1_000,
+                model_identity: &digest,
+                staged: 3,
+                prompt: b"Once",
+            },
+            Instruction::Turn {
+                expected_turns: None,
+            },
+            Instruction::Turn {
+                expected_turns: Some(7),
+            },
+            Instruction::CloseRun,
+            Instruction::Reclaim,
+            Instruction::WritePrompt {
+                offset: 5,
+                bytes: b"upon",
+            },
+        ];
+        for ix in all {
+            let data = ix.encode();
+            assert_eq!(Instruction::decode(&data), Some(ix), "{ix:?}");
+            // One byte more or less is refused, except where the tail is
+            // free-form (write, open_run) or optional (turn).
+            let mut longer = data.clone();
+            longer.push(0);
+            let free = matches!(
+                ix,
+                Instruction::Write { .. }
+                    | Instruction::OpenRun { .. }
+                    | Instruction::Turn { .. }
+                    | Instruction::WritePrompt { .. }
+            );
+            if !free {
+                assert_eq!(Instruction::decode(&longer), None, "{ix:?} + 1 byte");
+            }
+        }
+        assert_eq!(Instruction::decode(&[]), None);
+        assert_eq!(Instruction::decode(&[15]), None);
+        assert_eq!(Instruction::decode(&[tag::TURN, 1, 2, 3]), None);
+    }
+}

@@ -1,0 +1,213 @@
+//! The Model account: its owner, royalty, configuration, and one entry per
+//! section naming the weight account bound to it and, once sealed, its
+//! digest. The constants are its fields' offsets and its statuses.
+
+use super::{address, tag_is, Address, Mismatch, MODEL_TAG};
+use crate::bytes::{read_u32, read_u64, write_u32, write_u64};
+use crate::format::{ChargeTable, Config, Layout};
+
+pub const TAG: usize = 0;
+pub const CONFIG_ACCOUNT: usize = 8;
+pub const OWNER: usize = 40;
+pub const ROYALTY: usize = 72;
+pub const MODEL_CONFIG: usize = 80;
+pub const SECTION_COUNT: usize = 108;
+pub const STATUS: usize = 112;
+/// The artifact's flags (`format::FLAG_SHARED_CLASSIFIER`).
+pub const FLAGS: usize = 116;
+/// How many sections have a weight account bound.
+pub const BOUND: usize = 120;
+/// How many sections are sealed.
+pub const SEALED_COUNT: usize = 124;
+/// The model's identity (`model_identity`), written by `seal_model`;
+/// zero while the model is being written.
+pub const IDENTITY: usize = 128;
+pub const HEADER_LEN: usize = 160;
+/// Per section: the weight account's address (zero while unbound), the
+/// section's length (u64) and its digest (zero until sealed).
+pub const ENTRY_LEN: usize = 72;
+pub const ENTRY_ADDRESS: usize = 0;
+pub const ENTRY_LENGTH: usize = 32;
+pub const ENTRY_DIGEST: usize = 40;
+
+/// Sections are being bound, written and sealed; no run may open.
+pub const WRITING: u32 = 0;
+/// Immutable; runs may open and turn.
+pub const SEALED: u32 = 1;
+/// A weight account of a sealed model was closed: runs can only be
+/// cancelled, and the rest of the model closed.
+pub const RETIRED: u32 = 2;
+
+/// The Model account's length for `sections` sections.
+pub const fn len(sections: usize) -> usize {
+    HEADER_LEN + ENTRY_LEN * sections
+}
+
+/// A view of a Model account's data.
+#[derive(Clone, Copy)]
+pub struct ModelAccount<'a>(pub &'a [u8]);
+
+impl<'a> ModelAccount<'a> {
+    #[inline(always)]
+    pub fn read(data: &'a [u8]) -> Result<Self, Mismatch> {
+        if !tag_is(data, &MODEL_TAG) {
+            return Err(Mismatch::Kind);
+        }
+        let sections = read_u32(data, SECTION_COUNT) as usize;
+        if data.len() < HEADER_LEN || data.len() != len(sections) {
+            return Err(Mismatch::Size);
+        }
+        Ok(Self(data))
+    }
+    #[inline(always)]
+    pub fn config_account(&self) -> &'a Address {
+        address(self.0, CONFIG_ACCOUNT)
+    }
+    #[inline(always)]
+    pub fn owner(&self) -> &'a Address {
+        address(self.0, OWNER)
+    }
+    #[inline(always)]
+    pub fn royalty(&self) -> u64 {
+        read_u64(self.0, ROYALTY)
+    }
+    /// The model's configuration, as recorded (`Config::read` checks it).
+    #[inline(always)]
+    pub fn model_config(&self) -> &'a [u8] {
+        &self.0[MODEL_CONFIG..MODEL_CONFIG + Config::LEN]
+    }
+    /// The model's configuration, read and checked, planned with the charge
+    /// table its flags choose: what every turn of its runs plans with.
+    #[inline(always)]
+    pub fn config(&self) -> Result<Config, crate::Error> {
+        let config = Config::read(self.model_config())?;
+        Ok(config.with_charges(ChargeTable::from_flags(self.flags())))
+    }
+    #[inline(always)]
+    pub fn section_count(&self) -> usize {
+        read_u32(self.0, SECTION_COUNT) as usize
+    }
+    #[inline(always)]
+    pub fn status(&self) -> u32 {
+        read_u32(self.0, STATUS)
+    }
+    #[inline(always)]
+    pub fn flags(&self) -> u32 {
+        read_u32(self.0, FLAGS)
+    }
+    #[inline(always)]
+    pub fn bound(&self) -> u32 {
+        read_u32(self.0, BOUND)
+    }
+    #[inline(always)]
+    pub fn sealed_count(&self) -> u32 {
+        read_u32(self.0, SEALED_COUNT)
+    }
+    /// The weight account bound to `section`, zero while none is (the
+    /// caller checks the index against `section_count`).
+    #[inline(always)]
+    pub fn section_address(&self, section: usize) -> &'a Address {
+        address(self.0, entry(section) + ENTRY_ADDRESS)
+    }
+    #[inline(always)]
+    pub fn section_len(&self, section: usize) -> u64 {
+        read_u64(self.0, entry(section) + ENTRY_LENGTH)
+    }
+    /// The section's digest (`section_digest`), zero until it is sealed.
+    #[inline(always)]
+    pub fn section_digest(&self, section: usize) -> &'a Address {
+        address(self.0, entry(section) + ENTRY_DIGEST)
+    }
+    /// The identity `seal_model` recorded (`model_identity`), zero before.
+    #[inline(always)]
+    pub fn identity(&self) -> &'a Address {
+        address(self.0, IDENTITY)
+    }
+}
+
+#[inline(always)]
+fn entry(section: usize) -> usize {
+    HEADER_LEN + ENTRY_LEN * section
+}
+
+/// What `init_model` records, besides the accounts' addresses.
+#[derive(Clone, Copy, Debug)]
+pub struct ModelInit<'a> {
+    pub royalty: u64,
+    pub config: &'a Config,
+    pub layout: &'a Layout,
+    pub flags: u32,
+    /// Section zero's length; the others follow from the configuration.
+    pub zero_len: u64,
+}
+
+impl ModelInit<'_> {
+    /// The length of `section`: section zero's as given, the matrix
+    /// sections' from the layout.
+    #[inline(always)]
+    pub fn section_len(&self, section: u32) -> u64 {
+        if section == 0 {
+            self.zero_len
+        } else {
+            let shared = self.flags & crate::format::FLAG_SHARED_CLASSIFIER != 0;
+            self.layout.section_len(self.config, section, shared)
+        }
+    }
+}
+
+/// The writer of a Model account's data (exactly `model::len(count)` bytes).
+pub struct ModelAccountMut<'a>(pub &'a mut [u8]);
+
+impl ModelAccountMut<'_> {
+    /// Writes every field of a new model being written: every section's
+    /// length, no weight account bound, nothing sealed, no identity.
+    pub fn init(&mut self, config_account: &Address, owner: &Address, m: &ModelInit) {
+        let d = &mut *self.0;
+        d.fill(0);
+        d[TAG..TAG + 8].copy_from_slice(&MODEL_TAG);
+        d[CONFIG_ACCOUNT..CONFIG_ACCOUNT + 32].copy_from_slice(config_account);
+        d[OWNER..OWNER + 32].copy_from_slice(owner);
+        write_u64(d, ROYALTY, m.royalty);
+        d[MODEL_CONFIG..MODEL_CONFIG + Config::LEN].copy_from_slice(&m.config.to_bytes());
+        let count = m.layout.section_count();
+        write_u32(d, SECTION_COUNT, count);
+        write_u32(d, STATUS, WRITING);
+        write_u32(d, FLAGS, m.flags);
+        for section in 0..count {
+            write_u64(
+                d,
+                entry(section as usize) + ENTRY_LENGTH,
+                m.section_len(section),
+            );
+        }
+    }
+    #[inline(always)]
+    pub fn set_status(&mut self, status: u32) {
+        write_u32(self.0, STATUS, status);
+    }
+    /// Records `weight` as the account of `section`, or unbinds it (zero).
+    #[inline(always)]
+    pub fn set_section_address(&mut self, section: usize, weight: &Address) {
+        let at = entry(section) + ENTRY_ADDRESS;
+        self.0[at..at + 32].copy_from_slice(weight);
+    }
+    /// Records a sealed section's digest, or clears it (zero).
+    #[inline(always)]
+    pub fn set_section_digest(&mut self, section: usize, digest: &Address) {
+        let at = entry(section) + ENTRY_DIGEST;
+        self.0[at..at + 32].copy_from_slice(digest);
+    }
+    #[inline(always)]
+    pub fn set_bound(&mut self, bound: u32) {
+        write_u32(self.0, BOUND, bound);
+    }
+    #[inline(always)]
+    pub fn set_sealed_count(&mut self, sealed: u32) {
+        write_u32(self.0, SEALED_COUNT, sealed);
+    }
+    /// Records the identity `seal_model` computed (`model_identity`).
+    #[inline(always)]
+    pub fn set_identity(&mut self, identity: &Address) {
+        self.0[IDENTITY..IDENTITY + 32].copy_from_slice(identity);
+    }
+}
