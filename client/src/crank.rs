@@ -27,7 +27,6 @@ use curta_core::protocol::{model, CurtaError, RunAccount};
 use curta_core::sha256::sha256;
 use curta_core::StateInfo;
 use futures::future::try_join_all;
-use solana_compute_budget_interface::ComputeBudgetInstruction;
 use solana_pubkey::Pubkey;
 use solana_signature::Signature;
 
@@ -35,7 +34,6 @@ use crate::artifact::Artifact;
 use crate::bail;
 use crate::diff::first_difference;
 use crate::errors::{self, Error, Result};
-use crate::instructions as ix;
 use crate::model::{check_artifact, fetch_artifact, read_config, ModelInfo};
 use crate::output::hex;
 use crate::receipts;
@@ -487,18 +485,16 @@ async fn send_turn(
         .iter()
         .map(|&s| ctx.model.keys.weights[s as usize])
         .collect();
-    let mut ixs = vec![ComputeBudgetInstruction::set_compute_unit_limit(cu_limit)];
     let price = priority.map_or(0, |lamports| ramp_price(lamports, cu_limit));
-    if price > 0 {
-        ixs.push(ComputeBudgetInstruction::set_compute_unit_price(price));
-    }
-    ixs.push(ix::turn(
+    let ixs = crate::plans::turn(
         &cluster.program_id,
         &ctx.model.keys,
         &ctx.run,
         &weights,
         Some(step.turns_before),
-    ));
+        cu_limit,
+        price,
+    );
     let b = if attempt > 0 {
         cluster.fresh_blockhash().await?
     } else {

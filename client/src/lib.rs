@@ -5,6 +5,7 @@
 //! | Module | Holds |
 //! |---|---|
 //! | `instructions`, `packing` | Every instruction's builder; fitting 1,232-byte transactions, staging long prompts |
+//! | `plans` | The flows' transactions (upload, turns), built without I/O, which the client and the harness's SBF-VM executor both send |
 //! | `errors` | Errors in words, program errors by name and number |
 //! | `funds` | The signer's balance against what a command spends |
 //! | `cluster`, `rpc` | `--url`, `--keypair`, `--commitment`; the connection: accounts, blockhashes, signing, sending until landed |
@@ -30,6 +31,7 @@ pub mod model;
 pub mod output;
 pub mod packing;
 pub mod params;
+pub mod plans;
 pub mod progress;
 pub mod quote;
 pub mod receipts;

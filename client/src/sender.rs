@@ -28,6 +28,18 @@ pub struct Job {
     pub units: u64,
 }
 
+impl Job {
+    /// A plan's transaction, with the keypairs of the accounts it creates.
+    pub fn of(planned: crate::plans::Planned, signers: Vec<Arc<Keypair>>) -> Job {
+        Job {
+            what: planned.what,
+            instructions: planned.instructions,
+            signers,
+            units: planned.units,
+        }
+    }
+}
+
 /// How many transactions to keep in flight, and whether to simulate each
 /// before sending (off for bulk writes: a failure is seen in its status).
 #[derive(Clone, Copy, Debug)]

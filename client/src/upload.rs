@@ -12,9 +12,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use curta_core::protocol::{self, model, weight, WeightAccount, SEAL_BYTES_PER_CALL};
+use curta_core::protocol::{self, model, weight, WeightAccount};
 use futures::future::try_join_all;
-use solana_compute_budget_interface::ComputeBudgetInstruction;
 use solana_pubkey::Pubkey;
 use solana_signer::Signer;
 
@@ -22,10 +21,10 @@ use crate::artifact::Artifact;
 use crate::bail;
 use crate::errors::{Error, Result};
 use crate::funds::Needed;
-use crate::instructions::{self as ix, ModelKeys, ModelParams};
+use crate::instructions::{ModelKeys, ModelParams};
 use crate::keys;
 use crate::model::{parse_model, read_config, ModelInfo};
-use crate::packing;
+use crate::plans;
 use crate::progress::Progress;
 use crate::rpc::Cluster;
 use crate::sender::{self, Job, Summary};
@@ -64,22 +63,18 @@ pub async fn estimate(cluster: &Cluster, artifact: &Artifact) -> Result<Needed> 
         royalty: 0,
         identity: [0; 32],
     };
-    let chunk = write_chunk(&cluster.program_id, &stand_in, &stand_in.owner);
+    let chunk = plans::write_chunk(&cluster.program_id, &stand_in, &stand_in.owner);
     // The model's creation and each binding: two signatures; each write,
     // seal_section call and seal_model: one.
     let mut signatures = 2 + 1;
     for i in 0..count {
         let len = m.section_len(i);
         rent += cluster.rent(weight::HEADER_LEN + len).await?;
-        signatures += 2 + len.div_ceil(chunk) + len.div_ceil(SEAL_BYTES_PER_CALL).max(1);
+        signatures += 2 + len.div_ceil(chunk) + plans::seal_calls(len);
     }
     let fees = signatures as u64 * cluster.lamports_per_signature().await?;
     Ok(Needed::new().with("rent", rent).with("fees", fees))
 }
-
-/// The compute units one `seal_section` asks for: two 1 MiB chunks of
-/// `sol_sha256` at about 524,000 each (`docs/program.md`).
-pub const SEAL_CU: u32 = 1_100_000;
 
 fn landed(summary: &mut Summary, slot: u64, fee: u64) {
     summary.add(&Summary {
@@ -119,6 +114,11 @@ pub async fn upload(
         summary: Summary::default(),
         seconds: 0.0,
     };
+    let uploader = plans::Uploader {
+        program: &program,
+        payer: &payer,
+        owner: &payer,
+    };
     let model_kp = keys::model(&cluster.payer, &program, config, &artifact.sha256, royalty);
     let model_key = model_kp.pubkey();
     out.model = model_key;
@@ -132,14 +132,11 @@ pub async fn upload(
     };
     let mut info = match cluster.account(&model_key).await? {
         None => {
-            let len = model::len(count);
-            let lamports = cluster.rent(len).await?;
-            let create = solana_system_interface::instruction::create_account(
-                &payer, &model_key, lamports, len as u64, &program,
-            );
-            let init = ix::init_model(&program, config, &model_key, &payer, &params);
+            let lamports = cluster.rent(model::len(count)).await?;
+            let create =
+                plans::create_model(uploader, config, &model_key, &params, count, lamports);
             let l = cluster
-                .send_and_confirm("creating the model", &[create, init], &[&model_kp], true)
+                .send_and_confirm(&create.what, &create.instructions, &[&model_kp], true)
                 .await?;
             landed(&mut out.summary, l.slot, 2 * per_signature);
             read(cluster, &model_key).await?
@@ -161,23 +158,10 @@ pub async fn upload(
             continue;
         }
         let w = Arc::new(keys::weight(&cluster.payer, &model_key, i as u32));
-        let space = weight::HEADER_LEN + s.len as usize;
-        let lamports = cluster.rent(space).await?;
-        binds.push(Job {
-            what: format!("binding a weight account to section {i}"),
-            instructions: vec![
-                solana_system_interface::instruction::create_account(
-                    &payer,
-                    &w.pubkey(),
-                    lamports,
-                    space as u64,
-                    &program,
-                ),
-                ix::bind_weight(&program, &model_key, &w.pubkey(), &payer, i as u32),
-            ],
-            signers: vec![w],
-            units: 1,
-        });
+        let len = s.len as usize;
+        let lamports = cluster.rent(weight::HEADER_LEN + len).await?;
+        let bind = plans::bind_weight(uploader, &model_key, i as u32, &w.pubkey(), len, lamports);
+        binds.push(Job::of(bind, vec![w]));
     }
     if !binds.is_empty() {
         let progress = Progress::new("binding weight accounts", binds.len() as u64, "sections");
@@ -189,7 +173,7 @@ pub async fn upload(
     let keys = info.keys.clone();
 
     // Every chunk the weight accounts do not hold yet, until they hold all.
-    let chunk = write_chunk(&program, &keys, &payer);
+    let chunk = plans::write_chunk(&program, &keys, &payer);
     for round in 0..3 {
         let mut jobs = vec![];
         for i in 0..count {
@@ -216,15 +200,8 @@ pub async fn upload(
                 }
                 continue;
             }
-            jobs.extend(write_jobs(
-                &program,
-                &keys,
-                &payer,
-                i,
-                section,
-                w.bytes(),
-                chunk,
-            ));
+            let writes = plans::writes(&program, &keys, i, section, w.bytes(), chunk);
+            jobs.extend(writes.into_iter().map(|p| Job::of(p, vec![])));
         }
         if jobs.is_empty() {
             break;
@@ -251,9 +228,9 @@ pub async fn upload(
     for s in try_join_all(seals).await? {
         out.summary.add(&s);
     }
-    let seal = ix::seal_model(&program, &model_key, &keys.weights[0], &payer);
+    let seal = plans::seal_model(&program, &keys);
     let l = cluster
-        .send_and_confirm("sealing the model", &[seal], &[], true)
+        .send_and_confirm(&seal.what, &seal.instructions, &[], true)
         .await?;
     landed(&mut out.summary, l.slot, per_signature);
     info = read(cluster, &model_key).await?;
@@ -332,51 +309,7 @@ fn check_model(
     Ok(())
 }
 
-/// The most weight bytes one `write` transaction carries with the owner
-/// paying and no compute-budget instruction (986 today).
-pub fn write_chunk(program: &Pubkey, keys: &ModelKeys, owner: &Pubkey) -> usize {
-    packing::most_that_fit(protocol::MAX_ACCOUNT_LEN, owner, |n| {
-        vec![ix::write(
-            program,
-            &keys.model,
-            &keys.weights[0],
-            owner,
-            0,
-            &vec![0; n],
-        )]
-    })
-}
-
-/// The writes of a section's chunks whose bytes the account does not hold.
-fn write_jobs(
-    program: &Pubkey,
-    keys: &ModelKeys,
-    owner: &Pubkey,
-    i: usize,
-    section: &[u8],
-    held: &[u8],
-    chunk: usize,
-) -> Vec<Job> {
-    packing::missing_chunks(section, held, chunk)
-        .map(|(offset, bytes)| Job {
-            what: format!("writing section {i} at offset {offset}"),
-            instructions: vec![ix::write(
-                program,
-                &keys.model,
-                &keys.weights[i],
-                owner,
-                offset as u64,
-                bytes,
-            )],
-            signers: vec![],
-            units: bytes.len() as u64,
-        })
-        .collect()
-}
-
-/// Sends `seal_section` until the section is sealed (one call hashes
-/// 2 MiB). Each call asks for a slightly different limit, so two calls are
-/// never the same transaction.
+/// Sends `seal_section` until the section is sealed (`plans::seal_section`).
 async fn seal_section(
     cluster: &Cluster,
     keys: &ModelKeys,
@@ -386,24 +319,15 @@ async fn seal_section(
     let digest = protocol::section_digest(bytes);
     let per_signature = cluster.lamports_per_signature().await?;
     let mut summary = Summary::default();
-    let calls = bytes.len().div_ceil(SEAL_BYTES_PER_CALL).max(1);
+    let calls = plans::seal_calls(bytes.len());
     for call in 0..calls + 2 {
         let data = cluster.data(&keys.weights[i]).await?;
         if WeightAccount::read(&data).is_ok_and(|w| w.sealed()) {
             return Ok(summary);
         }
-        let ixs = [
-            ComputeBudgetInstruction::set_compute_unit_limit(SEAL_CU + call as u32),
-            ix::seal_section(
-                &cluster.program_id,
-                &keys.model,
-                &keys.weights[i],
-                &keys.owner,
-                &digest,
-            ),
-        ];
+        let seal = plans::seal_section(&cluster.program_id, keys, i, &digest, call);
         let l = cluster
-            .send_and_confirm(&format!("sealing section {i}"), &ixs, &[], true)
+            .send_and_confirm(&seal.what, &seal.instructions, &[], true)
             .await?;
         landed(&mut summary, l.slot, per_signature);
     }

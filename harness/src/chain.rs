@@ -5,6 +5,7 @@ use std::sync::Once;
 
 use curta_client::instructions::{self as ix, ModelKeys, ModelParams};
 use curta_client::packing::{self, PACKET_DATA_SIZE};
+use curta_client::plans;
 use curta_core::format::Layout;
 use curta_core::inference::RunParams;
 use curta_core::protocol::{
@@ -28,10 +29,6 @@ use crate::models::section;
 pub const PROGRAM_ID: Pubkey = Pubkey::new_from_array([0xC7; 32]);
 /// What one transaction may use; every transaction asks for all of it.
 pub const CU_LIMIT: u32 = 1_400_000;
-/// Bytes of weights one `write` transaction carries: what fits beside the
-/// two compute-budget instructions `send` adds, with the owner signing
-/// apart from the payer.
-pub const WRITE_CHUNK: usize = 800;
 
 /// Points solana-program-test at the `.so` unless the caller already did.
 /// Once, before any test starts a bank: `set_var` races with readers.
@@ -127,6 +124,19 @@ impl Chain {
             ),
         ];
         all.extend_from_slice(ixs);
+        self.send_exact(&all, signers).await
+    }
+
+    /// Sends a plan's instructions (`curta_client::plans`), which ask for
+    /// their own compute-unit limit, made unique as `send` makes its own.
+    pub async fn send_planned(&mut self, ixs: &[Instruction], signers: &[&Keypair]) -> Outcome {
+        self.nonce += 1;
+        let mut all = ixs.to_vec();
+        all.push(
+            ComputeBudgetInstruction::set_loaded_accounts_data_size_limit(
+                64 * 1024 * 1024 - self.nonce,
+            ),
+        );
         self.send_exact(&all, signers).await
     }
 
@@ -312,13 +322,15 @@ impl Chain {
         for (i, bytes) in sections_of(artifact).iter().enumerate() {
             self.seal_section(&keys, i, bytes, owner).await;
         }
-        let out = self.send(&[seal_model_ix(&keys)], &[owner]).await;
+        let seal = plans::seal_model(&PROGRAM_ID, &keys);
+        let out = self.send(&seal.instructions, &[owner]).await;
         assert_eq!(out.result, Ok(()), "seal_model: {:#?}", out.logs);
         // Read again: sealing recorded the model's identity.
         self.model_keys(&keys.model).await
     }
 
-    /// Sends `seal_section` until the section is sealed.
+    /// Sends `seal_section` until the section is sealed, as `curta` does
+    /// (`plans::seal_section`).
     pub async fn seal_section(
         &mut self,
         keys: &ModelKeys,
@@ -327,15 +339,9 @@ impl Chain {
         owner: &Keypair,
     ) {
         let digest = protocol::section_digest(bytes);
-        loop {
-            let ix = ix::seal_section(
-                &PROGRAM_ID,
-                &keys.model,
-                &keys.weights[i],
-                &keys.owner,
-                &digest,
-            );
-            let out = self.send(&[ix], &[owner]).await;
+        for call in 0.. {
+            let seal = plans::seal_section(&PROGRAM_ID, keys, i, &digest, call);
+            let out = self.send_planned(&seal.instructions, &[owner]).await;
             assert_eq!(out.result, Ok(()), "seal_section {i}: {:#?}", out.logs);
             let data = self.data(&keys.weights[i]).await;
             if protocol::WeightAccount(&data).sealed() {
@@ -364,7 +370,7 @@ impl Chain {
 
     /// Creates and initializes a model at `model`'s address for the
     /// artifact `m` reads, then creates and binds each weight account (a
-    /// transaction each).
+    /// transaction each), as `curta` does (`plans`).
     pub async fn init_model(
         &mut self,
         model: &Keypair,
@@ -376,29 +382,31 @@ impl Chain {
         let params = model_params(m, royalty);
         let layout = Layout::new(&m.config).expect("a parsed artifact's layout");
         let count = layout.section_count() as usize;
-        let create = self
-            .create_ix_for(&model.pubkey(), model::len(count), 0)
-            .await;
-        let init = ix::init_model(
-            &PROGRAM_ID,
-            config,
-            &model.pubkey(),
-            &owner.pubkey(),
-            &params,
-        );
-        let out = self.send(&[create, init], &[model, owner]).await;
+        let payer = self.payer().pubkey();
+        let lamports = self.rent(model::len(count)).await;
+        let (program, owner_key) = (PROGRAM_ID, owner.pubkey());
+        let uploader = plans::Uploader {
+            program: &program,
+            payer: &payer,
+            owner: &owner_key,
+        };
+        let create =
+            plans::create_model(uploader, config, &model.pubkey(), &params, count, lamports);
+        let out = self.send(&create.instructions, &[model, owner]).await;
         assert_eq!(out.result, Ok(()), "init_model: {:#?}", out.logs);
         for i in 0..count {
             let len = m.section_len(i);
-            let (w, create) = self.create_ix(weight::HEADER_LEN + len, 0).await;
-            let bind = ix::bind_weight(
-                &PROGRAM_ID,
+            let w = Keypair::new();
+            let lamports = self.rent(weight::HEADER_LEN + len).await;
+            let bind = plans::bind_weight(
+                uploader,
                 &model.pubkey(),
-                &w.pubkey(),
-                &owner.pubkey(),
                 i as u32,
+                &w.pubkey(),
+                len,
+                lamports,
             );
-            let out = self.send(&[create, bind], &[&w, owner]).await;
+            let out = self.send(&bind.instructions, &[&w, owner]).await;
             assert_eq!(out.result, Ok(()), "bind_weight {i}: {:#?}", out.logs);
         }
         self.model_keys(&model.pubkey()).await
@@ -411,7 +419,8 @@ impl Chain {
         ModelKeys::read(model_key, &m)
     }
 
-    /// Writes a section's bytes in `WRITE_CHUNK`s.
+    /// Writes the chunks of a section's bytes the weight account does not
+    /// hold, in transactions as `curta` sends them (`plans::writes`).
     pub async fn write_section(
         &mut self,
         keys: &ModelKeys,
@@ -419,18 +428,12 @@ impl Chain {
         bytes: &[u8],
         owner: &Keypair,
     ) {
-        for (k, chunk) in bytes.chunks(WRITE_CHUNK).enumerate() {
-            let offset = (k * WRITE_CHUNK) as u64;
-            let ix = ix::write(
-                &PROGRAM_ID,
-                &keys.model,
-                &keys.weights[i],
-                &keys.owner,
-                offset,
-                chunk,
-            );
-            let out = self.send(&[ix], &[owner]).await;
-            assert_eq!(out.result, Ok(()), "write {i} at {offset}: {:#?}", out.logs);
+        let data = self.data(&keys.weights[i]).await;
+        let held = protocol::WeightAccount(&data).bytes().to_vec();
+        let chunk = plans::write_chunk(&PROGRAM_ID, keys, &self.payer().pubkey());
+        for write in plans::writes(&PROGRAM_ID, keys, i, bytes, &held, chunk) {
+            let out = self.send_exact(&write.instructions, &[owner]).await;
+            assert_eq!(out.result, Ok(()), "{}: {:#?}", write.what, out.logs);
         }
     }
 
@@ -480,8 +483,12 @@ impl Chain {
         cfg: &Config,
         allowance: u32,
     ) -> Outcome {
-        let ix = self.turn_ix(keys, run_key, cfg, allowance).await;
-        self.send(&[ix], &[]).await
+        let data = self.data(run_key).await;
+        let state = &data[run::HEADER_LEN..];
+        let weights = keys.turn_weights(*cfg, state, allowance);
+        let turns = curta_core::StateInfo::read(state).map(|s| s.turns).ok();
+        let ixs = plans::turn(&PROGRAM_ID, keys, run_key, &weights, turns, CU_LIMIT, 0);
+        self.send_planned(&ixs, &[]).await
     }
 
     /// The turn instruction for a run's current state, expecting its turn count.
