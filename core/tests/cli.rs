@@ -371,3 +371,34 @@ fn convert_with_the_measured_charges() {
     assert!(out.starts_with(r#"{"prompt_tokens":[1,403,407,261,378],"tokens":[432,383,286,261,376,298,315,421,395,317,426,338],"text":", there was a little girl named Lily. She","turns":16,"#), "{out}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A reader that stops early (`curta-core inspect ... | head -1`) ends the
+/// binary quietly, with success, rather than with a panic.
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    use std::process::Stdio;
+    let dir = std::env::temp_dir().join(format!("curta-cli-pipe-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let artifact = dir.join("stories260K.curta");
+    std::fs::write(&artifact, common::stories260k()).unwrap();
+    for args in [
+        &["inspect", artifact.to_str().unwrap()][..],
+        &["inspect", artifact.to_str().unwrap(), "--json"],
+        &["--help"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_curta-core"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The read end closed before the binary writes (it reads its
+        // file first), so its first line meets a closed pipe.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {:?} {err}", out.status);
+        assert_eq!(err, "", "{args:?}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
