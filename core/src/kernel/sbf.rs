@@ -208,9 +208,9 @@ pub fn dot_blocks(blocks: &[u8], x: &[i64], acc: &mut [u64; TILE_ROWS]) {
 #[inline(always)]
 pub fn scores(q: &[i64], keys: &[i32], stride: usize, inv: i64, out: &mut [i64], max: i64) -> i64 {
     if q.len() % 8 == 0 && !out.is_empty() {
-        // SAFETY: `out.len()` positions of `hs` keys each, `stride` apart,
-        // lie inside `keys` (checked above), and `hs` is a whole number of
-        // blocks of 8.
+        // SAFETY: `out.len()` positions of `q.len()` keys each, `stride`
+        // apart, lie inside `keys` (checked by `kernel::scores`, the one
+        // caller), and `q.len()` is a whole number of blocks of 8.
         return unsafe { scores_blocks(q, keys.as_ptr(), stride, inv, out, max) };
     }
     portable::scores_with(q, keys, stride, inv, out, max, dot_key)
