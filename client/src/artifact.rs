@@ -13,6 +13,7 @@ use crate::bail;
 use crate::errors::{Error, Result};
 
 /// A checked artifact.
+#[derive(Clone)]
 pub struct Artifact {
     pub bytes: Vec<u8>,
     pub sha256: [u8; 32],

@@ -135,6 +135,9 @@ pub struct Cranked {
     pub failed: Vec<FailedTurn>,
     /// Turns someone else sent while this crank ran.
     pub turns_by_others: u64,
+    /// Whether it found another cranker on the run, and went on one turn
+    /// at a time.
+    pub backed_off: bool,
     pub final_state_sha256: [u8; 32],
     pub text: Vec<u8>,
     pub seconds: f64,
@@ -314,6 +317,11 @@ pub async fn crank(
     let mut attempts = vec![0u32; n];
     let mut confirmed = 0usize;
     let mut going_back = false;
+    // Someone else cranks this run too: send nothing while it moves the
+    // run (each poll reads where it is), and take over when it stops,
+    // rather than race a window of turns that would fail.
+    let mut following = false;
+    let mut still_polls = 0;
     let mut height_checked = Instant::now();
 
     while confirmed < n {
@@ -324,7 +332,31 @@ pub async fn crank(
         {
             going_back = false;
         }
-        if !going_back {
+        if following && settled(&flights[confirmed..]) {
+            tokio::time::sleep(FOLLOW_POLL).await;
+            let skipped = resync(cluster, ctx, &replay, confirmed).await?;
+            confirmed += credit(
+                cluster,
+                ctx,
+                steps,
+                &mut flights,
+                confirmed,
+                skipped,
+                &mut out,
+                &mut on_turn,
+            )
+            .await?;
+            still_polls = if skipped > 0 { 0 } else { still_polls + 1 };
+            if confirmed == n {
+                break;
+            }
+            // The other cranker has stopped: this one takes the run over.
+            following = still_polls < FOLLOW_STILL_POLLS;
+            if following {
+                continue;
+            }
+        }
+        if !going_back && !following {
             let end = n.min(confirmed + window);
             for idx in confirmed..end {
                 if flights[idx].is_some() {
@@ -429,17 +461,24 @@ pub async fn crank(
             && flights[confirmed].is_none()
             && attempts[confirmed] > 0
             && going_back
-            && flights[confirmed..]
-                .iter()
-                .all(|f| f.is_none_or(|f| f.slot.is_some()))
+            && settled(&flights[confirmed..])
         {
             let skipped = resync(cluster, ctx, &replay, confirmed).await?;
             if skipped > 0 {
-                out.turns_by_others += skipped as u64;
-                for f in &mut flights[confirmed..confirmed + skipped] {
-                    *f = None;
-                }
-                confirmed += skipped;
+                confirmed += credit(
+                    cluster,
+                    ctx,
+                    steps,
+                    &mut flights,
+                    confirmed,
+                    skipped,
+                    &mut out,
+                    &mut on_turn,
+                )
+                .await?;
+                following = true;
+                still_polls = 0;
+                out.backed_off = true;
             }
         }
 
@@ -565,6 +604,50 @@ fn check_turn(
 
 /// The run's state is not at step `at`: returns how many steps it is past
 /// (someone else's turns), after checking its state is the replay's there.
+/// How often a cranker that found another on the run reads where it is.
+const FOLLOW_POLL: Duration = Duration::from_millis(800);
+/// Polls without the run moving after which the other cranker is taken to
+/// have stopped.
+const FOLLOW_STILL_POLLS: u32 = 3;
+
+/// Whether nothing is in flight: every flight landed, or none was sent.
+fn settled(flights: &[Option<Flight>]) -> bool {
+    flights.iter().all(|f| f.is_none_or(|f| f.slot.is_some()))
+}
+
+/// Moves past the `skipped` turns the run ran beyond `at`: each of them
+/// that is this cranker's own landed turn is checked and recorded as
+/// such, the rest were someone else's. Returns `skipped`.
+#[allow(clippy::too_many_arguments)]
+async fn credit(
+    cluster: &Cluster,
+    ctx: &RunContext,
+    steps: &[Step],
+    flights: &mut [Option<Flight>],
+    at: usize,
+    skipped: usize,
+    out: &mut Cranked,
+    on_turn: &mut impl FnMut(&TurnRecord),
+) -> Result<usize> {
+    for idx in at..at + skipped {
+        match flights[idx].take() {
+            Some(f) if f.slot.is_some() => {
+                let tx = cluster.transaction(&f.signature).await?;
+                let record = check_turn(cluster, ctx, &steps[idx], &f, &tx)?;
+                on_turn(&record);
+                out.text.extend_from_slice(&record.text);
+                out.turns.push(record);
+            }
+            _ => {
+                // Its state is the replay's (`resync` checked), and so its text.
+                out.text.extend_from_slice(&steps[idx].text);
+                out.turns_by_others += 1;
+            }
+        }
+    }
+    Ok(skipped)
+}
+
 async fn resync(cluster: &Cluster, ctx: &RunContext, replay: &Replay, at: usize) -> Result<usize> {
     let data = cluster.data(&ctx.run).await?;
     let r = RunAccount::read(&data)

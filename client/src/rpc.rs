@@ -140,6 +140,47 @@ impl Cluster {
         Ok(out)
     }
 
+    /// The program's accounts whose bytes at each offset of `filters` are
+    /// those given (`getProgramAccounts` with memcmp filters), each with
+    /// the first `slice` bytes of its data.
+    pub async fn program_accounts(
+        &self,
+        filters: &[(usize, &[u8])],
+        slice: usize,
+    ) -> Result<Vec<(Pubkey, Vec<u8>)>> {
+        use base64::Engine;
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let filters: Vec<Value> = filters
+            .iter()
+            .map(|(offset, bytes)| {
+                json!({"memcmp": {"offset": offset, "bytes": b64.encode(bytes), "encoding": "base64"}})
+            })
+            .collect();
+        let params = json!([self.program_id.to_string(), {
+            "encoding": "base64",
+            "commitment": self.commitment.commitment.to_string(),
+            "dataSlice": {"offset": 0, "length": slice},
+            "filters": filters,
+        }]);
+        let found: Value = self
+            .rpc
+            .send(RpcRequest::GetProgramAccounts, params)
+            .await
+            .context("asking the program's accounts (getProgramAccounts)")?;
+        let mut out = vec![];
+        for item in found.as_array().into_iter().flatten() {
+            let key = item["pubkey"].as_str().and_then(|k| k.parse().ok());
+            let data = item["account"]["data"][0]
+                .as_str()
+                .and_then(|d| b64.decode(d).ok());
+            match (key, data) {
+                (Some(k), Some(d)) => out.push((k, d)),
+                _ => bail!("getProgramAccounts answered an entry it cannot read: {item}"),
+            }
+        }
+        Ok(out)
+    }
+
     /// An account's data, or empty when there is no account.
     pub async fn data(&self, key: &Pubkey) -> Result<Vec<u8>> {
         Ok(self.account(key).await?.map(|a| a.data).unwrap_or_default())

@@ -235,6 +235,46 @@ pub async fn show(cluster: &Cluster, run_key: &Pubkey) -> Result<(RunView, Model
     Ok((view, model))
 }
 
+/// An opened run that has turns left, as `getProgramAccounts` finds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pending {
+    pub run: Pubkey,
+    pub model: Pubkey,
+    pub turns: u64,
+}
+
+/// Every opened run of the program (of `model`, when given) that is not
+/// complete, read from its header and state cursor alone.
+pub async fn pending(cluster: &Cluster, model: Option<&Pubkey>) -> Result<Vec<Pending>> {
+    let mut filters: Vec<(usize, &[u8])> = vec![(run::TAG, &RUN_TAG)];
+    if let Some(m) = model {
+        filters.push((run::MODEL, m.as_array()));
+    }
+    let slice = run::HEADER_LEN + curta_core::state::HEADER_LEN;
+    let mut out = vec![];
+    for (key, data) in cluster.program_accounts(&filters, slice).await? {
+        let Ok(info) = StateInfo::read(&data[run::HEADER_LEN.min(data.len())..]) else {
+            continue;
+        };
+        if info.complete {
+            continue;
+        }
+        let model = data
+            .get(run::MODEL..run::MODEL + 32)
+            .and_then(|b| <[u8; 32]>::try_from(b).ok())
+            .map(Pubkey::new_from_array);
+        if let Some(model) = model {
+            out.push(Pending {
+                run: key,
+                model,
+                turns: info.turns,
+            });
+        }
+    }
+    out.sort_by_key(|p| p.run);
+    Ok(out)
+}
+
 /// A run's model; when it is gone (closed under the run), says that the
 /// run can only be closed, and what closing it returns.
 pub async fn model_of_run(

@@ -845,6 +845,135 @@ fn killed_mid_upload_and_mid_crank_resumes_paying_nothing_twice() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Two `curta crank` processes with different signers race over the same
+/// open runs: every run finishes golden-equal, every turn lands exactly
+/// once (by one or the other), and what the race cost is bounded: a
+/// cranker that finds the run moved by someone else sends nothing while
+/// the other moves it, and takes over when it stops, so each run costs it
+/// at most a window of failed turns each time it finds the other (here at
+/// most twice a run).
+#[test]
+fn racing_crankers_finish_every_run_once() {
+    let net = start();
+    let dir = workdir("race");
+    let curta = ok(Curta::new(&net, &dir));
+    ok(curta.deploy(&so()));
+    let path = dir.join("stories260K.curta");
+    std::fs::write(&path, &artifact("stories260K")[..]).expect("artifact");
+    let u = ok(curta.json(&["model", "upload", &path.to_string_lossy()]));
+    let model = u["model"].as_str().expect("model").to_string();
+
+    // Three golden runs opened, none cranked.
+    let names = [
+        "stories260k-t08-seed1",
+        "stories260k-t08-seed2",
+        "stories260k-reference",
+    ];
+    let mut runs = BTreeMap::new();
+    for name in names {
+        let args = run_args(&spec(name));
+        let open = [
+            &["run", "open", "--model", model.as_str()][..],
+            &strs(&args),
+        ]
+        .concat();
+        let o = ok(curta.json(&open));
+        runs.insert(o["run"].as_str().expect("run").to_string(), name);
+    }
+
+    // A second cranker with a signer of its own, funded by airdrop.
+    let other_path = dir.join("other.json");
+    ok(curta.json(&["keygen", "-o", &other_path.to_string_lossy()]));
+    let other = Curta {
+        keypair: other_path,
+        state_dir: dir.join("state-other"),
+        ..curta.clone()
+    };
+    ok(other.json(&["airdrop", "10"]));
+
+    let window = "8";
+    let crank = [
+        "crank",
+        "--once",
+        "--window",
+        window,
+        "--model",
+        model.as_str(),
+    ];
+    let started = Instant::now();
+    let racers: Vec<_> = [&curta, &other]
+        .iter()
+        .map(|c| {
+            let mut cmd = c.command(&crank);
+            cmd.args(["--output", "json"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            cmd.spawn().expect("curta crank")
+        })
+        .collect();
+    let passes: Vec<Value> = racers
+        .into_iter()
+        .map(|child| {
+            let out = child.wait_with_output().expect("curta crank");
+            let (stdout, stderr) = (
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr),
+            );
+            assert!(out.status.success(), "{stderr}{stdout}");
+            serde_json::from_str(stdout.trim()).expect("one JSON object")
+        })
+        .collect();
+    let seconds = started.elapsed().as_secs_f64();
+
+    let mut landed_by: BTreeMap<String, u64> = BTreeMap::new();
+    for (who, pass) in ["payer", "other"].iter().zip(&passes) {
+        assert_eq!(pass["refused"].as_array().map(Vec::len), Some(0), "{pass}");
+        let (turns, failed, others) = (
+            pass["turns"].as_u64().expect("turns"),
+            pass["failed"].as_u64().expect("failed"),
+            pass["turns_by_others"].as_u64().expect("turns by others"),
+        );
+        assert!(
+            failed <= 2 * 3 * 8,
+            "{who}: {failed} failed turns, more than two windows on each of three runs: {pass}"
+        );
+        eprintln!(
+            "{who}: {turns} turns landed, {failed} failed, {others} seen landed by the other, {} \
+             transactions ({:.2} per turn landed), fees {} lamports",
+            pass["transactions"],
+            pass["transactions"].as_u64().unwrap_or(0) as f64 / turns.max(1) as f64,
+            pass["fees"]
+        );
+        for r in pass["runs"].as_array().expect("runs") {
+            *landed_by
+                .entry(r["run"].as_str().expect("run").into())
+                .or_default() += r["turns"].as_u64().expect("turns");
+        }
+    }
+    eprintln!("race: {} runs in {seconds:.1} s", runs.len());
+
+    // Every run complete, its final state the golden one, each of its
+    // turns landed once: the two crankers' landed turns add up to it.
+    for (run, name) in &runs {
+        let receipt = golden(name);
+        let s = ok(curta.json(&["run", "show", run]));
+        assert_eq!(s["complete"], true, "{name}: {s}");
+        assert_eq!(
+            s["text_hex"].as_str(),
+            Some(hex(&receipt.text).as_str()),
+            "{name}"
+        );
+        let turns = s["turns"].as_u64().expect("turns");
+        assert_eq!(turns, receipt.turns.len() as u64 - 1, "{name}");
+        assert_eq!(
+            landed_by.get(run).copied(),
+            Some(turns),
+            "{name}: turns landed once"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn bad_input_is_refused_in_words() {
     let dir = workdir("errors");

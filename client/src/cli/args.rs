@@ -114,6 +114,21 @@ pub enum Command {
         #[arg(long)]
         keep: bool,
     },
+    /// Crank every open run of the program (or of one model) to its end, and
+    /// keep watching for new ones (permissionless: the signer pays the fees)
+    Crank {
+        /// Only this model's runs
+        #[arg(long, value_name = "MODEL")]
+        model: Option<String>,
+        /// One pass over the open runs, then exit
+        #[arg(long)]
+        once: bool,
+        /// Seconds between passes
+        #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
+        interval: f64,
+        #[command(flatten)]
+        crank: CrankArgs,
+    },
     /// An account's balance [default: the signer's]
     Balance {
         /// An address or a keypair file

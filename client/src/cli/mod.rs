@@ -8,7 +8,7 @@
 //! | `config` | `config init`, `show`, `set-allowance`, `set-admin` |
 //! | `model` | `model upload`, `show`, `close` |
 //! | `quote` | `quote` |
-//! | `run` | `run open`, `crank`, `show`, `close` |
+//! | `run` | `run open`, `crank`, `show`, `close`; `crank`, every open run |
 //! | `generate` | `generate` |
 //! | `wallet` | `balance`, `airdrop`, `keygen` |
 
@@ -213,6 +213,12 @@ async fn command(cli: &Cli, g: &Globals) -> Result<()> {
             };
             generate::run(g, request).await
         }
+        Command::Crank {
+            model,
+            once,
+            interval,
+            crank,
+        } => run::crank_all(g, model.as_deref(), *once, *interval, crank).await,
         Command::Balance { address } => wallet::balance(g, address.as_deref()).await,
         Command::Airdrop { amount, to } => wallet::airdrop(g, amount, to.as_deref()).await,
         Command::Keygen { outfile, force } => wallet::keygen(g, outfile.as_deref(), *force),

@@ -1,6 +1,7 @@
 //! `curta run`: open, crank, show, close; and the crank's progress and
 //! figures, which `generate` prints too.
 
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 
 use serde_json::{json, Value};
@@ -238,6 +239,7 @@ impl Outcome for Cranked {
             "turns": turns,
             "failed": failed,
             "turns_by_others": self.turns_by_others,
+            "backed_off": self.backed_off,
             "transactions": self.transactions(),
             "fees": self.fees(),
             "program_cu": self.program_cu(),
@@ -293,6 +295,130 @@ impl Outcome for Cranked {
             sol(self.fees()),
             count(self.transactions(), "transaction", "transactions")
         );
+        if self.backed_off {
+            out += &format!(
+                "another cranker moved the run ({} theirs): this one went on a turn at a time, \
+                 reading the run before each\n",
+                count(self.turns_by_others, "turn", "turns")
+            );
+        }
         out
+    }
+}
+
+/// One pass of `curta crank` over the open runs.
+struct Pass {
+    cranked: Vec<Cranked>,
+    /// Runs it could not advance, and why.
+    refused: Vec<(Pubkey, String)>,
+}
+
+impl Outcome for Pass {
+    fn json(&self) -> Value {
+        let turns: u64 = self.cranked.iter().map(|c| c.turns.len() as u64).sum();
+        let failed: u64 = self.cranked.iter().map(|c| c.failed.len() as u64).sum();
+        json!({
+            "runs": self.cranked.iter().map(|c| json!({
+                "run": c.run.to_string(),
+                "model": c.model.to_string(),
+                "turns_before": c.turns_before,
+                "turns": c.turns.len(),
+                "failed": c.failed.len(),
+                "turns_by_others": c.turns_by_others,
+                "backed_off": c.backed_off,
+                "transactions": c.transactions(),
+                "fees": c.fees(),
+                "final_state_sha256": hex(&c.final_state_sha256),
+            })).collect::<Vec<_>>(),
+            "refused": self.refused.iter().map(|(r, e)| json!({"run": r.to_string(), "error": e})).collect::<Vec<_>>(),
+            "turns": turns,
+            "failed": failed,
+            "turns_by_others": self.cranked.iter().map(|c| c.turns_by_others).sum::<u64>(),
+            "transactions": self.cranked.iter().map(Cranked::transactions).sum::<u64>(),
+            "fees": self.cranked.iter().map(Cranked::fees).sum::<u64>(),
+        })
+    }
+
+    fn text(&self) -> String {
+        let mut out = String::new();
+        for c in &self.cranked {
+            out += &format!(
+                "run {}: {} landed, {} failed and resent, {} by others; {}\n",
+                c.run,
+                count(c.turns.len() as u64, "turn", "turns"),
+                c.failed.len(),
+                c.turns_by_others,
+                sol(c.fees())
+            );
+        }
+        for (run, e) in &self.refused {
+            out += &format!("run {run}: not cranked: {e}\n");
+        }
+        let landed: u64 = self.cranked.iter().map(|c| c.turns.len() as u64).sum();
+        let sent: u64 = self.cranked.iter().map(Cranked::transactions).sum();
+        out += &format!(
+            "{}: {} landed by this cranker in {} ({} per turn landed)\n",
+            count(self.cranked.len() as u64, "run", "runs"),
+            count(landed, "turn", "turns"),
+            count(sent, "transaction", "transactions"),
+            match landed {
+                0 => "none".to_string(),
+                _ => format!("{:.2}", sent as f64 / landed as f64),
+            }
+        );
+        out
+    }
+}
+
+/// `curta crank`: every open run (of `model`, when given) cranked to its
+/// end, pass after pass; a run that cannot be advanced is reported and
+/// left. With `once`, one pass and its outcome; else a pass's outcome each
+/// time one advanced something, until interrupted.
+pub async fn crank_all(
+    g: &Globals,
+    model: Option<&str>,
+    once: bool,
+    interval: f64,
+    args: &CrankArgs,
+) -> Result<()> {
+    let c = g.connect().await?;
+    let model = model.map(|m| addr(m, "--model")).transpose()?;
+    let pause = std::time::Duration::from_secs_f64(interval.max(0.1));
+    // Each model's weights fetched once; a run refused once is not tried
+    // again (it is reported once).
+    let mut weights: HashMap<Pubkey, Artifact> = HashMap::new();
+    let mut refused: HashSet<Pubkey> = HashSet::new();
+    loop {
+        let mut pass = Pass {
+            cranked: vec![],
+            refused: vec![],
+        };
+        for p in runs::pending(c, model.as_ref()).await? {
+            if refused.contains(&p.run) {
+                continue;
+            }
+            let cranked = match crank::context(c, &p.run, weights.get(&p.model).cloned()).await {
+                Ok(ctx) => {
+                    weights.insert(p.model, ctx.artifact.clone());
+                    crank::crank(c, &ctx, args.options(), |_| {}).await
+                }
+                Err(e) => Err(e),
+            };
+            match cranked {
+                Ok(out) => pass.cranked.push(out),
+                Err(e) => {
+                    refused.insert(p.run);
+                    pass.refused.push((p.run, e.to_string()));
+                }
+            }
+        }
+        if once {
+            g.print(&pass);
+            return Ok(());
+        }
+        if !pass.cranked.is_empty() || !pass.refused.is_empty() {
+            g.print(&pass);
+        }
+        tokio::time::sleep(pause).await;
     }
 }
