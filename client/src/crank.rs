@@ -325,27 +325,22 @@ pub async fn crank(
     let mut height_checked = Instant::now();
 
     while confirmed < n {
-        if going_back
-            && flights[confirmed..]
-                .iter()
-                .all(|f| f.is_none_or(|f| f.slot.is_some()))
-        {
+        if going_back && settled(&flights[confirmed..]) {
             going_back = false;
         }
         if following && settled(&flights[confirmed..]) {
             tokio::time::sleep(FOLLOW_POLL).await;
-            let skipped = resync(cluster, ctx, &replay, confirmed).await?;
-            confirmed += credit(
+            let skipped = catch_up(
                 cluster,
                 ctx,
-                steps,
+                &replay,
                 &mut flights,
                 confirmed,
-                skipped,
                 &mut out,
                 &mut on_turn,
             )
             .await?;
+            confirmed += skipped;
             still_polls = if skipped > 0 { 0 } else { still_polls + 1 };
             if confirmed == n {
                 break;
@@ -463,19 +458,18 @@ pub async fn crank(
             && going_back
             && settled(&flights[confirmed..])
         {
-            let skipped = resync(cluster, ctx, &replay, confirmed).await?;
+            let skipped = catch_up(
+                cluster,
+                ctx,
+                &replay,
+                &mut flights,
+                confirmed,
+                &mut out,
+                &mut on_turn,
+            )
+            .await?;
             if skipped > 0 {
-                confirmed += credit(
-                    cluster,
-                    ctx,
-                    steps,
-                    &mut flights,
-                    confirmed,
-                    skipped,
-                    &mut out,
-                    &mut on_turn,
-                )
-                .await?;
+                confirmed += skipped;
                 following = true;
                 still_polls = 0;
                 out.backed_off = true;
@@ -615,20 +609,20 @@ fn settled(flights: &[Option<Flight>]) -> bool {
     flights.iter().all(|f| f.is_none_or(|f| f.slot.is_some()))
 }
 
-/// Moves past the `skipped` turns the run ran beyond `at`: each of them
+/// Moves past the turns the run ran beyond `at` (`resync`): each of them
 /// that is this cranker's own landed turn is checked and recorded as
-/// such, the rest were someone else's. Returns `skipped`.
-#[allow(clippy::too_many_arguments)]
-async fn credit(
+/// such, the rest were someone else's. Returns how many.
+async fn catch_up(
     cluster: &Cluster,
     ctx: &RunContext,
-    steps: &[Step],
+    replay: &Replay,
     flights: &mut [Option<Flight>],
     at: usize,
-    skipped: usize,
     out: &mut Cranked,
     on_turn: &mut impl FnMut(&TurnRecord),
 ) -> Result<usize> {
+    let skipped = resync(cluster, ctx, replay, at).await?;
+    let steps = &replay.steps;
     for idx in at..at + skipped {
         match flights[idx].take() {
             Some(f) if f.slot.is_some() => {
