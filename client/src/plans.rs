@@ -3,7 +3,10 @@
 //! send them: the RPC executor (`upload`, `runs`, `crank`, through
 //! `sender`: windowed and journaled) and the harness's program-test
 //! executor (`harness/src/chain.rs`), so the SBF-VM tests send the very
-//! transactions `curta` sends.
+//! transactions `curta` sends. The fuzz target's emulated runtime builds
+//! its transactions with the same instruction codec (`curta_core::protocol`)
+//! but in the orders and with the accounts its input chooses, which a plan
+//! of the happy path never would; it stays free of the RPC client.
 
 use curta_core::protocol::{self, model, weight, SEAL_BYTES_PER_CALL};
 use solana_compute_budget_interface::ComputeBudgetInstruction;
