@@ -55,9 +55,9 @@ pub async fn run(g: &Globals, r: Request<'_>) -> Result<()> {
         }
         None => model::fetch_artifact(c, &model).await?,
     };
-    let streams = !g.json();
-    let out = generate(c, &model, &r, artifact, streams).await;
-    if streams {
+    let mut streamed = false;
+    let out = generate(c, &model, &r, artifact, !g.json(), &mut streamed).await;
+    if streamed {
         // The text streamed without a newline: the summary, or the error,
         // starts on a line of its own.
         println!();
@@ -73,6 +73,7 @@ async fn generate(
     r: &Request<'_>,
     artifact: Artifact,
     streams: bool,
+    streamed: &mut bool,
 ) -> Result<Generated> {
     let started = Instant::now();
     let params = &r.params;
@@ -96,9 +97,9 @@ async fn generate(
     let after_open = quoted.fees() - quoted.open_fees(prices.lamports_per_signature);
     let opened = runs::open(c, model, params, r.label, after_open).await?;
     let stays_open = |e: Error| {
-        e.context(format!(
-            "run {} stays open: `curta run close {}` returns its {} to you; running the same \
-             command again resumes it",
+        Error::new(format!(
+            "{e}\nthe run {} stays open: running the same command again resumes it, and `curta \
+             run close {}` returns its {} to you",
             opened.run,
             opened.run,
             sol(opened.deposit)
@@ -115,6 +116,7 @@ async fn generate(
         }
     }
     if streams {
+        *streamed = true;
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(&params.prompt);
         // Text already generated (a resumed run) comes first.

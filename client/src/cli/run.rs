@@ -269,8 +269,16 @@ impl Outcome for Cranked {
             _ => 0,
         };
         let most = per_slot.iter().map(|(_, n)| *n as u64).max().unwrap_or(0);
+        let landed_in = match slots {
+            0 => String::new(),
+            _ => format!(
+                " in {} ({}; at most {most} in one)",
+                count(slots, "slot", "slots"),
+                count(per_slot.len() as u64, "block", "blocks"),
+            ),
+        };
         let mut out = format!(
-            "turns: {} landed{}{} in {} ({}; at most {} in one), {:.2} s\n",
+            "turns: {} landed{}{}{landed_in}, {:.2} s\n",
             self.turns.len(),
             match self.failed.len() {
                 0 => String::new(),
@@ -280,9 +288,6 @@ impl Outcome for Cranked {
                 0 => String::new(),
                 n => format!(", {n} landed by others"),
             },
-            count(slots, "slot", "slots"),
-            count(per_slot.len() as u64, "block", "blocks"),
-            most,
             self.seconds
         );
         out += &format!(
