@@ -1,14 +1,30 @@
 //! The curta program's instructions as Solana `Instruction`s: the accounts
-//! of each in the order `curta_core::protocol::Instruction` numbers them,
-//! and its data from `Instruction::encode`. The harness and the `curta`
+//! of each in the order and with the flags of its table
+//! (`curta_core::protocol::accounts`), and its data from
+//! `Instruction::encode`. The harness and the `curta`
 //! command build every transaction from these.
 
 use curta_core::format::Config;
 use curta_core::inference::RunParams;
 use curta_core::planner;
-use curta_core::protocol::{Instruction as Ix, ModelAccount};
+use curta_core::protocol::{accounts, AccountRole, Instruction as Ix, ModelAccount};
 use solana_instruction::{AccountMeta, Instruction};
 use solana_pubkey::Pubkey;
+
+fn meta(role: &AccountRole, key: Pubkey) -> AccountMeta {
+    AccountMeta {
+        pubkey: key,
+        is_signer: role.signer,
+        is_writable: role.writable,
+    }
+}
+
+/// An instruction's accounts: `keys` in its table's order, each with its
+/// table's signer and writable flags.
+fn metas(roles: &[AccountRole], keys: &[Pubkey]) -> Vec<AccountMeta> {
+    debug_assert_eq!(roles.len(), keys.len(), "{roles:?}");
+    roles.iter().zip(keys).map(|(r, k)| meta(r, *k)).collect()
+}
 
 fn instruction(program_id: &Pubkey, ix: Ix, accounts: Vec<AccountMeta>) -> Instruction {
     Instruction {
@@ -28,10 +44,7 @@ pub fn init_config(
     instruction(
         program_id,
         Ix::InitConfig { allowance },
-        vec![
-            AccountMeta::new(*config, true),
-            AccountMeta::new_readonly(*admin, true),
-        ],
+        metas(&accounts::INIT_CONFIG, &[*config, *admin]),
     )
 }
 
@@ -44,10 +57,7 @@ pub fn set_allowance(
     instruction(
         program_id,
         Ix::SetAllowance { allowance },
-        vec![
-            AccountMeta::new(*config, false),
-            AccountMeta::new_readonly(*admin, true),
-        ],
+        metas(&accounts::SET_ALLOWANCE, &[*config, *admin]),
     )
 }
 
@@ -60,11 +70,7 @@ pub fn set_admin(
     instruction(
         program_id,
         Ix::SetAdmin,
-        vec![
-            AccountMeta::new(*config, false),
-            AccountMeta::new_readonly(*admin, true),
-            AccountMeta::new_readonly(*new_admin, true),
-        ],
+        metas(&accounts::SET_ADMIN, &[*config, *admin, *new_admin]),
     )
 }
 
@@ -94,11 +100,7 @@ pub fn init_model(
             flags: p.flags,
             zero_len: p.zero_len,
         },
-        vec![
-            AccountMeta::new_readonly(*config_account, false),
-            AccountMeta::new(*model, true),
-            AccountMeta::new_readonly(*owner, true),
-        ],
+        metas(&accounts::INIT_MODEL, &[*config_account, *model, *owner]),
     )
 }
 
@@ -113,11 +115,7 @@ pub fn bind_weight(
     instruction(
         program_id,
         Ix::BindWeight { section },
-        vec![
-            AccountMeta::new(*model, false),
-            AccountMeta::new(*weight, true),
-            AccountMeta::new_readonly(*owner, true),
-        ],
+        metas(&accounts::BIND_WEIGHT, &[*model, *weight, *owner]),
     )
 }
 
@@ -132,11 +130,7 @@ pub fn write(
     instruction(
         program_id,
         Ix::Write { offset, bytes },
-        vec![
-            AccountMeta::new_readonly(*model, false),
-            AccountMeta::new(*weight, false),
-            AccountMeta::new_readonly(*owner, true),
-        ],
+        metas(&accounts::WRITE, &[*model, *weight, *owner]),
     )
 }
 
@@ -150,11 +144,7 @@ pub fn seal_section(
     instruction(
         program_id,
         Ix::SealSection { digest },
-        vec![
-            AccountMeta::new(*model, false),
-            AccountMeta::new(*weight, false),
-            AccountMeta::new_readonly(*owner, true),
-        ],
+        metas(&accounts::SEAL_SECTION, &[*model, *weight, *owner]),
     )
 }
 
@@ -167,11 +157,7 @@ pub fn seal_model(
     instruction(
         program_id,
         Ix::SealModel,
-        vec![
-            AccountMeta::new(*model, false),
-            AccountMeta::new_readonly(*zero, false),
-            AccountMeta::new_readonly(*owner, true),
-        ],
+        metas(&accounts::SEAL_MODEL, &[*model, *zero, *owner]),
     )
 }
 
@@ -184,11 +170,7 @@ pub fn close_weight(
     instruction(
         program_id,
         Ix::CloseWeight,
-        vec![
-            AccountMeta::new(*model, false),
-            AccountMeta::new(*weight, false),
-            AccountMeta::new(*owner, true),
-        ],
+        metas(&accounts::CLOSE_WEIGHT, &[*model, *weight, *owner]),
     )
 }
 
@@ -196,10 +178,7 @@ pub fn close_model(program_id: &Pubkey, model: &Pubkey, owner: &Pubkey) -> Instr
     instruction(
         program_id,
         Ix::CloseModel,
-        vec![
-            AccountMeta::new(*model, false),
-            AccountMeta::new(*owner, true),
-        ],
+        metas(&accounts::CLOSE_MODEL, &[*model, *owner]),
     )
 }
 
@@ -227,12 +206,10 @@ pub fn open_run(
             staged: staged as u32,
             prompt: &p.prompt[staged..],
         },
-        vec![
-            AccountMeta::new_readonly(keys.config_account, false),
-            AccountMeta::new_readonly(keys.model, false),
-            AccountMeta::new(*run, true),
-            AccountMeta::new_readonly(*opener, true),
-        ],
+        metas(
+            &accounts::OPEN_RUN,
+            &[keys.config_account, keys.model, *run, *opener],
+        ),
     )
 }
 
@@ -290,25 +267,23 @@ pub fn turn(
     weights: &[Pubkey],
     expected_turns: Option<u64>,
 ) -> Instruction {
-    let mut accounts = vec![
-        AccountMeta::new_readonly(keys.config_account, false),
-        AccountMeta::new_readonly(keys.model, false),
-        AccountMeta::new(*run, false),
-        AccountMeta::new(keys.owner, false),
-        AccountMeta::new_readonly(keys.weights[0], false),
+    let fixed = [
+        keys.config_account,
+        keys.model,
+        *run,
+        keys.owner,
+        keys.weights[0],
     ];
-    accounts.extend(weights.iter().map(|w| AccountMeta::new_readonly(*w, false)));
-    instruction(program_id, Ix::Turn { expected_turns }, accounts)
+    let mut named = metas(&accounts::TURN, &fixed);
+    named.extend(weights.iter().map(|w| meta(&accounts::TURN_WEIGHT, *w)));
+    instruction(program_id, Ix::Turn { expected_turns }, named)
 }
 
 pub fn close_run(program_id: &Pubkey, run: &Pubkey, opener: &Pubkey) -> Instruction {
     instruction(
         program_id,
         Ix::CloseRun,
-        vec![
-            AccountMeta::new(*run, false),
-            AccountMeta::new(*opener, true),
-        ],
+        metas(&accounts::CLOSE_RUN, &[*run, *opener]),
     )
 }
 
@@ -317,10 +292,7 @@ pub fn reclaim(program_id: &Pubkey, account: &Pubkey, recipient: &Pubkey) -> Ins
     instruction(
         program_id,
         Ix::Reclaim,
-        vec![
-            AccountMeta::new(*account, true),
-            AccountMeta::new(*recipient, false),
-        ],
+        metas(&accounts::RECLAIM, &[*account, *recipient]),
     )
 }
 
@@ -332,6 +304,6 @@ pub fn write_prompt(program_id: &Pubkey, run: &Pubkey, offset: usize, bytes: &[u
             offset: offset as u32,
             bytes,
         },
-        vec![AccountMeta::new(*run, true)],
+        metas(&accounts::WRITE_PROMPT, &[*run]),
     )
 }

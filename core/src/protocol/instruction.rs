@@ -24,35 +24,26 @@ pub mod tag {
 }
 
 /// A decoded instruction, borrowing its variable parts from the data. Each
-/// variant lists its accounts in order; "new" marks an account this
-/// instruction initializes: created for the program (System
-/// `create_account`, owner = the program, exactly the size given), still
-/// zero, and signing this instruction.
+/// variant's accounts, in order, are its table in `accounts`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Instruction<'a> {
     /// Creates the program's settings, administered by `admin`.
     ///
-    /// 0. `[writable, signer]` config: new, `config::LEN` bytes.
-    /// 1. `[signer]` admin.
+    /// Accounts: `accounts::INIT_CONFIG`.
     InitConfig { allowance: u32 },
     /// Changes the turn allowance (22,096 to 1,350,000 compute units).
     ///
-    /// 0. `[writable]` config.
-    /// 1. `[signer]` admin.
+    /// Accounts: `accounts::SET_ALLOWANCE`.
     SetAllowance { allowance: u32 },
     /// Hands the config to a new admin; both sign.
     ///
-    /// 0. `[writable]` config.
-    /// 1. `[signer]` admin.
-    /// 2. `[signer]` new admin.
+    /// Accounts: `accounts::SET_ADMIN`.
     SetAdmin,
     /// Creates a model of `config` owned by `owner`, with no weight account
     /// bound yet. Section lengths follow from the configuration, `flags`
     /// (`format::FLAG_SHARED_CLASSIFIER`) and section zero's length.
     ///
-    /// 0. `[]` config account.
-    /// 1. `[writable, signer]` model: new, `model::len(sections)` bytes.
-    /// 2. `[signer]` owner.
+    /// Accounts: `accounts::INIT_MODEL`.
     InitModel {
         royalty: u64,
         /// The model's `Config`, 28 bytes.
@@ -62,42 +53,30 @@ pub enum Instruction<'a> {
     },
     /// Binds a weight account to section `section` of a model being written.
     ///
-    /// 0. `[writable]` model.
-    /// 1. `[writable, signer]` weight: new, `weight::HEADER_LEN` + the
-    ///    section's length.
-    /// 2. `[signer]` model owner.
+    /// Accounts: `accounts::BIND_WEIGHT`.
     BindWeight { section: u32 },
     /// Copies `bytes` into a bound, unsealed section at `offset`.
     ///
-    /// 0. `[]` model.
-    /// 1. `[writable]` weight.
-    /// 2. `[signer]` model owner.
+    /// Accounts: `accounts::WRITE`.
     Write { offset: u64, bytes: &'a [u8] },
     /// Hashes up to `SEAL_BYTES_PER_CALL` more bytes of a section; when the
     /// last byte is hashed the chain must equal `digest`, and the section
     /// is sealed (immutable).
     ///
-    /// 0. `[writable]` model.
-    /// 1. `[writable]` weight.
-    /// 2. `[signer]` model owner.
+    /// Accounts: `accounts::SEAL_SECTION`.
     SealSection { digest: &'a [u8; 32] },
     /// Seals the model once every section is: runs may open from then on.
     ///
-    /// 0. `[writable]` model.
-    /// 1. `[]` section zero's weight account.
-    /// 2. `[signer]` model owner.
+    /// Accounts: `accounts::SEAL_MODEL`.
     SealModel,
     /// Closes a weight account, its lamports to the owner; a sealed model
     /// is retired by it.
     ///
-    /// 0. `[writable]` model.
-    /// 1. `[writable]` weight.
-    /// 2. `[writable, signer]` model owner.
+    /// Accounts: `accounts::CLOSE_WEIGHT`.
     CloseWeight,
     /// Closes a model with no weight account bound, its lamports to the owner.
     ///
-    /// 0. `[writable]` model.
-    /// 1. `[writable, signer]` model owner.
+    /// Accounts: `accounts::CLOSE_MODEL`.
     CloseModel,
     /// Opens a run of a sealed model: the state for the prompt,
     /// `max_tokens`, the temperature (16 fractional bits) and the seed. The
@@ -106,10 +85,7 @@ pub enum Instruction<'a> {
     /// max tokens. `royalty` and `model_identity` are what the opener saw
     /// and accepts: refused unless they are the model's.
     ///
-    /// 0. `[]` config account.
-    /// 1. `[]` model.
-    /// 2. `[writable, signer]` run: new, `run::HEADER_LEN` + `state_size`.
-    /// 3. `[signer]` opener.
+    /// Accounts: `accounts::OPEN_RUN`.
     OpenRun {
         max_tokens: u32,
         temperature_q16: u32,
@@ -123,30 +99,22 @@ pub enum Instruction<'a> {
     /// `expected_turns`, refused unless the state has run exactly that many
     /// turns, so a stale or reordered turn fails before any work.
     ///
-    /// 0. `[]` config account.
-    /// 1. `[]` model.
-    /// 2. `[writable]` run.
-    /// 3. `[writable]` model owner (receives the royalties).
-    /// 4. `[]` section zero's weight account.
-    /// 5. `[]` the weight accounts of the matrix sections the turn's plan
-    ///    names (`planner::plan_turn`), in any order: none, one or two.
+    /// Accounts: `accounts::TURN`.
     Turn { expected_turns: Option<u64> },
     /// Closes a run at any point, complete or not: its rent and unspent
     /// escrow go to the opener; royalties paid stay paid.
     ///
-    /// 0. `[writable]` run.
-    /// 1. `[writable, signer]` opener.
+    /// Accounts: `accounts::CLOSE_RUN`.
     CloseRun,
     /// Closes an account created for the program but never initialized,
     /// signed by the account itself; its lamports go to `recipient`.
     ///
-    /// 0. `[writable, signer]` account.
-    /// 1. `[writable]` recipient.
+    /// Accounts: `accounts::RECLAIM`.
     Reclaim,
     /// Stages prompt bytes at `offset` of the prompt in a run account not
     /// yet opened, for a prompt too long to travel with `open_run`.
     ///
-    /// 0. `[writable, signer]` run: created for the program, not opened.
+    /// Accounts: `accounts::WRITE_PROMPT`.
     WritePrompt { offset: u32, bytes: &'a [u8] },
 }
 

@@ -11,9 +11,11 @@
 //! holding its fields' offsets, its reader and its writer; `prompt` the
 //! staging of a long prompt; `digest` the section digest and the model
 //! identity; `event` the turn receipt; `error` the program's errors;
-//! `instruction` the instruction codec. Everything is re-exported here,
+//! `instruction` the instruction codec; `accounts` each instruction's
+//! accounts, one table each. Everything is re-exported here,
 //! so `protocol::X` names each item as it did when this was one file.
 
+pub mod accounts;
 pub mod config;
 pub mod digest;
 pub mod error;
@@ -25,6 +27,7 @@ pub mod run;
 pub mod weight;
 
 pub use crate::format::MAX_ACCOUNT_LEN;
+pub use accounts::AccountRole;
 pub use config::{ConfigAccount, ConfigAccountMut};
 pub use digest::{chain_step, model_identity, model_identity_parts, section_digest};
 pub use error::{CurtaError, CORE_ERROR_BASE};

@@ -36,9 +36,9 @@ use core::mem::MaybeUninit;
 use curta_core::format::{Config, FLAG_SHARED_CLASSIFIER};
 use curta_core::planner;
 use curta_core::protocol::{
-    config, model, model_identity, run, section_digest, weight, Address, ConfigAccount,
-    Instruction, ModelAccount, RunAccount, WeightAccount, CONFIG_TAG, MODEL_TAG, RUN_TAG,
-    WEIGHT_TAG,
+    accounts as roles, config, model, model_identity, run, section_digest, weight, AccountRole,
+    Address, ConfigAccount, Instruction, ModelAccount, RunAccount, WeightAccount, CONFIG_TAG,
+    MODEL_TAG, RUN_TAG, WEIGHT_TAG,
 };
 use curta_core::state::{self, StateBuffer};
 use curta_core::StateInfo;
@@ -89,6 +89,16 @@ struct Meta {
     key: usize,
     signer: bool,
     writable: bool,
+}
+
+/// An instruction's accounts: `keys` in its table's order, with its
+/// table's flags (`protocol::accounts`), as the client builds them.
+fn metas(table: &[AccountRole], keys: &[usize]) -> Vec<Meta> {
+    table
+        .iter()
+        .zip(keys)
+        .map(|(r, &k)| meta(k, r.signer, r.writable))
+        .collect()
 }
 
 fn meta(key: usize, signer: bool, writable: bool) -> Meta {
@@ -641,7 +651,7 @@ fn new_config(l: &mut Ledger, s: &mut Source) -> Option<usize> {
         l,
         s,
         Instruction::InitConfig { allowance },
-        vec![meta(c, true, true), meta(admin, true, false)],
+        metas(&roles::INIT_CONFIG, &[c, admin]),
     );
     ok.then_some(c)
 }
@@ -689,16 +699,7 @@ fn upload(l: &mut Ledger, s: &mut Source) {
         flags,
         zero_len,
     };
-    if !send(
-        l,
-        s,
-        init,
-        vec![
-            meta(config, false, false),
-            meta(m, true, true),
-            meta(owner, true, false),
-        ],
-    ) {
+    if !send(l, s, init, metas(&roles::INIT_MODEL, &[config, m, owner])) {
         return;
     }
     for section in 0..count {
@@ -712,11 +713,7 @@ fn upload(l: &mut Ledger, s: &mut Source) {
         l,
         s,
         Instruction::SealModel,
-        vec![
-            meta(m, false, true),
-            meta(zero, false, false),
-            meta(owner, true, false),
-        ],
+        metas(&roles::SEAL_MODEL, &[m, zero, owner]),
     );
 }
 
@@ -743,16 +740,7 @@ fn bind_write_seal(
     let bind = Instruction::BindWeight {
         section: section as u32,
     };
-    if !send(
-        l,
-        s,
-        bind,
-        vec![
-            meta(m, false, true),
-            meta(w, true, true),
-            meta(owner, true, false),
-        ],
-    ) {
+    if !send(l, s, bind, metas(&roles::BIND_WEIGHT, &[m, w, owner])) {
         return;
     }
     // In one piece, or several; now and then a piece of wrong bytes.
@@ -770,16 +758,7 @@ fn bind_write_seal(
             offset: (i * step) as u64,
             bytes: payload,
         };
-        send(
-            l,
-            s,
-            write,
-            vec![
-                meta(m, false, false),
-                meta(w, false, true),
-                meta(owner, true, false),
-            ],
-        );
+        send(l, s, write, metas(&roles::WRITE, &[m, w, owner]));
     }
     let digest = if s.one_in(16) {
         [s.u8(); 32]
@@ -787,16 +766,7 @@ fn bind_write_seal(
         section_digest(bytes)
     };
     let seal = Instruction::SealSection { digest: &digest };
-    send(
-        l,
-        s,
-        seal,
-        vec![
-            meta(m, false, true),
-            meta(w, false, true),
-            meta(owner, true, false),
-        ],
-    );
+    send(l, s, seal, metas(&roles::SEAL_SECTION, &[m, w, owner]));
 }
 
 /// Opens a run of a model: an account sized for its parameters and funded
@@ -847,7 +817,7 @@ fn open(l: &mut Ledger, s: &mut Source) {
             offset: 0,
             bytes: &p.prompt[..split],
         };
-        if send(l, s, stage, vec![meta(r, true, true)]) {
+        if send(l, s, stage, metas(&roles::WRITE_PROMPT, &[r])) {
             staged = split as u32;
             inline = &p.prompt[split..];
         }
@@ -861,13 +831,12 @@ fn open(l: &mut Ledger, s: &mut Source) {
         staged,
         prompt: inline,
     };
-    let metas = vec![
-        meta(config_key, false, false),
-        meta(m, false, false),
-        meta(r, true, true),
-        meta(opener, true, false),
-    ];
-    send(l, s, ix, metas);
+    send(
+        l,
+        s,
+        ix,
+        metas(&roles::OPEN_RUN, &[config_key, m, r, opener]),
+    );
 }
 
 /// The accounts a turn of run `r` needs, from the ledger: its config,
@@ -883,26 +852,17 @@ fn turn_accounts(l: &Ledger, r: usize) -> Option<(Vec<Meta>, u64)> {
     let config = Config::read(model.model_config()).ok()?;
     let state = StateBuffer::from_bytes(run.state());
     let turns = StateInfo::read(&state).ok()?.turns;
-    let mut metas = vec![
-        meta(c, false, false),
-        meta(m, false, false),
-        meta(r, false, true),
-        meta(owner, false, true),
-        meta(zero, false, false),
-    ];
+    let mut named = metas(&roles::TURN, &[c, m, r, owner, zero]);
+    let weight = roles::TURN_WEIGHT;
     if let Ok(plan) = planner::plan_turn_with(config, &state, allowance) {
         for &i in &plan.sections[..plan.section_count] {
             if (i as usize) < model.section_count() {
-                metas.push(meta(
-                    l.index_of(model.section_address(i as usize))
-                        .unwrap_or(PAYER),
-                    false,
-                    false,
-                ));
+                let key = l.index_of(model.section_address(i as usize));
+                named.push(meta(key.unwrap_or(PAYER), weight.signer, weight.writable));
             }
         }
     }
-    Some((metas, turns))
+    Some((named, turns))
 }
 
 /// Some turns of a run, with the accounts its plan names.
@@ -972,7 +932,7 @@ fn single(l: &mut Ledger, s: &mut Source, n: usize) {
                     l,
                     s,
                     Instruction::SetAllowance { allowance },
-                    vec![meta(c, false, true), meta(admin, true, false)],
+                    metas(&roles::SET_ALLOWANCE, &[c, admin]),
                 );
             } else {
                 let new = l.person(s);
@@ -980,11 +940,7 @@ fn single(l: &mut Ledger, s: &mut Source, n: usize) {
                     l,
                     s,
                     Instruction::SetAdmin,
-                    vec![
-                        meta(c, false, true),
-                        meta(admin, true, false),
-                        meta(new, true, false),
-                    ],
+                    metas(&roles::SET_ADMIN, &[c, admin, new]),
                 );
             }
         }
@@ -995,11 +951,7 @@ fn single(l: &mut Ledger, s: &mut Source, n: usize) {
                 l,
                 s,
                 Instruction::CloseWeight,
-                vec![
-                    meta(model_key, false, true),
-                    meta(weight_key, false, true),
-                    meta(owner, true, true),
-                ],
+                metas(&roles::CLOSE_WEIGHT, &[model_key, weight_key, owner]),
             );
             let shape = model.as_ref().and_then(|m| model_of(&m.3));
             if let (true, Some(shape), Some((_, _, count, _))) = (closed, shape, &model) {
@@ -1012,7 +964,7 @@ fn single(l: &mut Ledger, s: &mut Source, n: usize) {
                 l,
                 s,
                 Instruction::CloseModel,
-                vec![meta(model_key, false, true), meta(owner, true, true)],
+                metas(&roles::CLOSE_MODEL, &[model_key, owner]),
             );
         }
         5 => {
@@ -1025,7 +977,7 @@ fn single(l: &mut Ledger, s: &mut Source, n: usize) {
                 l,
                 s,
                 Instruction::CloseRun,
-                vec![meta(r, false, true), meta(opener, true, true)],
+                metas(&roles::CLOSE_RUN, &[r, opener]),
             );
         }
         6 => {

@@ -2,15 +2,17 @@
 //! being written. One section per instruction, so no transaction ever needs
 //! more than one weight account, whatever the model's section count.
 
-use curta_core::protocol::{model, weight, Address, ModelAccountMut, WeightAccountMut};
+use curta_core::protocol::{
+    accounts as roles, model, weight, Address, ModelAccountMut, WeightAccountMut,
+};
 
 use crate::account::AccountView;
 use crate::checks::{authority, model_account, take, uninitialized, writable};
 use crate::error::{CurtaError, ProgramResult};
 
-/// Accounts: 0 model (writable), 1 weight (writable, signer, new), 2 owner (signer).
+/// Accounts: `roles::BIND_WEIGHT`, in its order.
 pub fn bind_weight(program_id: &Address, accounts: &[AccountView], section: u32) -> ProgramResult {
-    let [model_ai, weight_ai, owner] = take::<3>(accounts)?;
+    let [model_ai, weight_ai, owner] = take::<{ roles::BIND_WEIGHT.len() }>(accounts)?;
 
     let m = model_account(model_ai, program_id)?;
     writable(model_ai)?;

@@ -1,15 +1,15 @@
 //! `close_model`: the owner closes a model whose weight accounts are all
 //! closed, and takes back its rent.
 
-use curta_core::protocol::Address;
+use curta_core::protocol::{accounts as roles, Address};
 
 use crate::account::AccountView;
 use crate::checks::{authority, close_into, distinct, model_account, take, writable};
 use crate::error::{CurtaError, ProgramResult};
 
-/// Accounts: 0 model (writable), 1 owner (writable, signer).
+/// Accounts: `roles::CLOSE_MODEL`, in its order.
 pub fn close_model(program_id: &Address, accounts: &[AccountView]) -> ProgramResult {
-    let [model_ai, owner] = take::<2>(accounts)?;
+    let [model_ai, owner] = take::<{ roles::CLOSE_MODEL.len() }>(accounts)?;
 
     let m = model_account(model_ai, program_id)?;
     writable(model_ai)?;

@@ -3,15 +3,15 @@
 //! that cannot advance (context exceeded, an overflow, an allowance lowered
 //! below its model's needs, a retired model) is recovered the same way.
 
-use curta_core::protocol::Address;
+use curta_core::protocol::{accounts as roles, Address};
 
 use crate::account::AccountView;
 use crate::checks::{authority, close_into, distinct, run_account, take, writable};
 use crate::error::ProgramResult;
 
-/// Accounts: 0 run (writable), 1 opener (writable, signer).
+/// Accounts: `roles::CLOSE_RUN`, in its order.
 pub fn close_run(program_id: &Address, accounts: &[AccountView]) -> ProgramResult {
-    let [run_ai, opener] = take::<2>(accounts)?;
+    let [run_ai, opener] = take::<{ roles::CLOSE_RUN.len() }>(accounts)?;
 
     let r = run_account(run_ai, program_id)?;
     writable(run_ai)?;

@@ -2,7 +2,7 @@
 //! rent. Closing any section of a sealed model retires the model: its runs
 //! can then only be cancelled.
 
-use curta_core::protocol::{model, Address, ModelAccountMut};
+use curta_core::protocol::{accounts as roles, model, Address, ModelAccountMut};
 
 use crate::account::AccountView;
 use crate::checks::{
@@ -10,9 +10,9 @@ use crate::checks::{
 };
 use crate::error::ProgramResult;
 
-/// Accounts: 0 model (writable), 1 weight (writable), 2 owner (writable, signer).
+/// Accounts: `roles::CLOSE_WEIGHT`, in its order.
 pub fn close_weight(program_id: &Address, accounts: &[AccountView]) -> ProgramResult {
-    let [model_ai, weight_ai, owner] = take::<3>(accounts)?;
+    let [model_ai, weight_ai, owner] = take::<{ roles::CLOSE_WEIGHT.len() }>(accounts)?;
 
     let m = model_account(model_ai, program_id)?;
     writable(model_ai)?;

@@ -1,19 +1,19 @@
 //! `init_config`: creates the program's settings.
 
 use curta_core::planner;
-use curta_core::protocol::{config, Address, ConfigAccountMut};
+use curta_core::protocol::{accounts as roles, config, Address, ConfigAccountMut};
 
 use crate::account::AccountView;
 use crate::checks::{signer, take, uninitialized};
 use crate::error::{core_error, ProgramResult};
 
-/// Accounts: 0 config (writable, signer, new), 1 admin (signer).
+/// Accounts: `roles::INIT_CONFIG`, in its order.
 pub fn init_config(
     program_id: &Address,
     accounts: &[AccountView],
     allowance: u32,
 ) -> ProgramResult {
-    let [config_ai, admin] = take::<2>(accounts)?;
+    let [config_ai, admin] = take::<{ roles::INIT_CONFIG.len() }>(accounts)?;
 
     uninitialized(config_ai, program_id, Some(config::LEN))?;
     signer(admin)?;

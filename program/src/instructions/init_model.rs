@@ -2,7 +2,7 @@
 //! configuration; weight accounts are bound one at a time afterwards.
 
 use curta_core::format::{Config, Layout, FLAG_SHARED_CLASSIFIER, KNOWN_FLAGS, MAX_SECTION_LEN};
-use curta_core::protocol::{model, Address, ModelAccountMut, ModelInit};
+use curta_core::protocol::{accounts as roles, model, Address, ModelAccountMut, ModelInit};
 use curta_core::Error;
 
 use crate::account::AccountView;
@@ -17,9 +17,9 @@ pub struct InitModel<'a> {
     pub zero_len: u64,
 }
 
-/// Accounts: 0 config account, 1 model (writable, signer, new), 2 owner (signer).
+/// Accounts: `roles::INIT_MODEL`, in its order.
 pub fn init_model(program_id: &Address, accounts: &[AccountView], ix: &InitModel) -> ProgramResult {
-    let [config_ai, model_ai, owner] = take::<3>(accounts)?;
+    let [config_ai, model_ai, owner] = take::<{ roles::INIT_MODEL.len() }>(accounts)?;
 
     config_account(config_ai, program_id)?;
     signer(owner)?;

@@ -4,7 +4,9 @@
 //! bound to that identity: no other model can ever turn it.
 
 use curta_core::inference::{self, RunParams, StateMemory};
-use curta_core::protocol::{model, run, Address, PromptStage, RunAccountMut, RunInit};
+use curta_core::protocol::{
+    accounts as roles, model, run, Address, PromptStage, RunAccountMut, RunInit,
+};
 use curta_core::state::MAX_PROMPT_BYTES;
 use curta_core::Error;
 
@@ -28,10 +30,9 @@ pub struct OpenRun<'a> {
     pub inline: &'a [u8],
 }
 
-/// Accounts: 0 config account, 1 model, 2 run (writable, signer, new),
-/// 3 opener (signer).
+/// Accounts: `roles::OPEN_RUN`, in its order.
 pub fn open_run(program_id: &Address, accounts: &[AccountView], ix: &OpenRun) -> ProgramResult {
-    let [config_ai, model_ai, run_ai, opener] = take::<4>(accounts)?;
+    let [config_ai, model_ai, run_ai, opener] = take::<{ roles::OPEN_RUN.len() }>(accounts)?;
 
     config_account(config_ai, program_id)?;
     let m = model_account(model_ai, program_id)?;

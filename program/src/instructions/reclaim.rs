@@ -2,15 +2,15 @@
 //! initialized (an open that never happened), signed by the account itself,
 //! so no lamports are ever stranded in one.
 
-use curta_core::protocol::Address;
+use curta_core::protocol::{accounts as roles, Address};
 
 use crate::account::AccountView;
 use crate::checks::{close_into, distinct, owned, signer, take, untagged, writable};
 use crate::error::{CurtaError, ProgramResult};
 
-/// Accounts: 0 account (writable, signer), 1 recipient (writable).
+/// Accounts: `roles::RECLAIM`, in its order.
 pub fn reclaim(program_id: &Address, accounts: &[AccountView]) -> ProgramResult {
-    let [account, recipient] = take::<2>(accounts)?;
+    let [account, recipient] = take::<{ roles::RECLAIM.len() }>(accounts)?;
 
     owned(account, program_id)?;
     writable(account)?;

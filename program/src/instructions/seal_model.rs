@@ -3,16 +3,18 @@
 //! runs may open. Sealing records the model's identity.
 
 use curta_core::format::Metadata;
-use curta_core::protocol::{model, model_identity_parts, Address, ModelAccountMut};
+use curta_core::protocol::{
+    accounts as roles, model, model_identity_parts, Address, ModelAccountMut,
+};
 
 use crate::account::AccountView;
 use crate::checks::{authority, model_account, model_config, take, weight_account, writable};
 use crate::error::{core_error, CurtaError, ProgramResult};
 use crate::syscalls;
 
-/// Accounts: 0 model (writable), 1 section zero's weight account, 2 owner (signer).
+/// Accounts: `roles::SEAL_MODEL`, in its order.
 pub fn seal_model(program_id: &Address, accounts: &[AccountView]) -> ProgramResult {
-    let [model_ai, zero_ai, owner] = take::<3>(accounts)?;
+    let [model_ai, zero_ai, owner] = take::<{ roles::SEAL_MODEL.len() }>(accounts)?;
 
     let m = model_account(model_ai, program_id)?;
     writable(model_ai)?;

@@ -6,7 +6,8 @@
 
 use curta_core::format::Metadata;
 use curta_core::protocol::{
-    model, Address, ModelAccountMut, WeightAccountMut, HASH_CHUNK, SEAL_BYTES_PER_CALL,
+    accounts as roles, model, Address, ModelAccountMut, WeightAccountMut, HASH_CHUNK,
+    SEAL_BYTES_PER_CALL,
 };
 
 use crate::account::AccountView;
@@ -14,13 +15,13 @@ use crate::checks::{authority, model_account, model_config, take, weight_account
 use crate::error::{core_error, CurtaError, ProgramResult};
 use crate::syscalls;
 
-/// Accounts: 0 model (writable), 1 weight (writable), 2 owner (signer).
+/// Accounts: `roles::SEAL_SECTION`, in its order.
 pub fn seal_section(
     program_id: &Address,
     accounts: &[AccountView],
     digest: &[u8; 32],
 ) -> ProgramResult {
-    let [model_ai, weight_ai, owner] = take::<3>(accounts)?;
+    let [model_ai, weight_ai, owner] = take::<{ roles::SEAL_SECTION.len() }>(accounts)?;
 
     let m = model_account(model_ai, program_id)?;
     writable(model_ai)?;

@@ -1,15 +1,15 @@
 //! `set_admin`: the admin hands the config to a new admin, who co-signs so
 //! that a mistyped address can never take it.
 
-use curta_core::protocol::{Address, ConfigAccountMut};
+use curta_core::protocol::{accounts as roles, Address, ConfigAccountMut};
 
 use crate::account::AccountView;
 use crate::checks::{authority, config_account, signer, take, writable};
 use crate::error::ProgramResult;
 
-/// Accounts: 0 config (writable), 1 admin (signer), 2 new admin (signer).
+/// Accounts: `roles::SET_ADMIN`, in its order.
 pub fn set_admin(program_id: &Address, accounts: &[AccountView]) -> ProgramResult {
-    let [config_ai, admin, new_admin] = take::<3>(accounts)?;
+    let [config_ai, admin, new_admin] = take::<{ roles::SET_ADMIN.len() }>(accounts)?;
 
     let config = config_account(config_ai, program_id)?;
     writable(config_ai)?;

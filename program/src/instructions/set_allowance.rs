@@ -1,19 +1,19 @@
 //! `set_allowance`: the admin changes the turn allowance.
 
 use curta_core::planner;
-use curta_core::protocol::{Address, ConfigAccountMut};
+use curta_core::protocol::{accounts as roles, Address, ConfigAccountMut};
 
 use crate::account::AccountView;
 use crate::checks::{authority, config_account, take, writable};
 use crate::error::{core_error, ProgramResult};
 
-/// Accounts: 0 config (writable), 1 admin (signer).
+/// Accounts: `roles::SET_ALLOWANCE`, in its order.
 pub fn set_allowance(
     program_id: &Address,
     accounts: &[AccountView],
     allowance: u32,
 ) -> ProgramResult {
-    let [config_ai, admin] = take::<2>(accounts)?;
+    let [config_ai, admin] = take::<{ roles::SET_ALLOWANCE.len() }>(accounts)?;
 
     let config = config_account(config_ai, program_id)?;
     writable(config_ai)?;

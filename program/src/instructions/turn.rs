@@ -3,7 +3,9 @@
 //! model's owner for the tokens generated and logs a receipt.
 
 use curta_core::inference::{self, TurnInput, TurnSections, WeightSection};
-use curta_core::protocol::{event, model, Address, RunAccount, RunAccountMut, TurnEvent};
+use curta_core::protocol::{
+    accounts as roles, event, model, Address, RunAccount, RunAccountMut, TurnEvent,
+};
 use curta_core::state::{Header, StateInfo, StateLayout};
 
 use crate::account::AccountView;
@@ -15,9 +17,8 @@ use crate::log;
 #[cfg(feature = "cost-probe")]
 use crate::probe;
 
-/// Accounts: 0 config account, 1 model, 2 run (writable), 3 model owner
-/// (writable), 4 section zero's weight account, 5.. the weight accounts of
-/// the sections the turn's plan names, in any order.
+/// Accounts: `roles::TURN`, then the weight accounts of the sections
+/// the turn's plan names, in any order (`roles::TURN_WEIGHT`).
 ///
 /// The program does not plan the turn itself: the core cuts it where the
 /// planner does in one walk, and the escrow always covers the tokens left
@@ -27,8 +28,8 @@ pub fn turn(
     accounts: &[AccountView],
     expected_turns: Option<u64>,
 ) -> ProgramResult {
-    let [config_ai, model_ai, run_ai, owner, zero_ai] = take::<5>(accounts)?;
-    let named = &accounts[5..];
+    let [config_ai, model_ai, run_ai, owner, zero_ai] = take::<{ roles::TURN.len() }>(accounts)?;
+    let named = &accounts[roles::TURN.len()..];
     #[cfg(feature = "cost-probe")]
     let (named, mut probe) = match named.split_last() {
         // SAFETY: the probe account is no other account of this turn's.

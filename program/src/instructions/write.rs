@@ -1,19 +1,19 @@
 //! `write`: copies bytes into a bound section that is not sealed.
 
-use curta_core::protocol::{model, Address, WeightAccountMut};
+use curta_core::protocol::{accounts as roles, model, Address, WeightAccountMut};
 
 use crate::account::AccountView;
 use crate::checks::{authority, model_account, take, weight_account, writable};
 use crate::error::{CurtaError, ProgramResult};
 
-/// Accounts: 0 model, 1 weight (writable), 2 owner (signer).
+/// Accounts: `roles::WRITE`, in its order.
 pub fn write(
     program_id: &Address,
     accounts: &[AccountView],
     offset: u64,
     bytes: &[u8],
 ) -> ProgramResult {
-    let [model_ai, weight_ai, owner] = take::<3>(accounts)?;
+    let [model_ai, weight_ai, owner] = take::<{ roles::WRITE.len() }>(accounts)?;
 
     let m = model_account(model_ai, program_id)?;
     authority(owner, m.owner())?;

@@ -2,7 +2,7 @@
 //! for a prompt longer than one transaction can carry beside the opening
 //! (a transaction is at most 1,232 bytes; a prompt up to 1,024).
 
-use curta_core::protocol::{Address, PromptStage};
+use curta_core::protocol::{accounts as roles, Address, PromptStage};
 use curta_core::state::MAX_PROMPT_BYTES;
 use curta_core::Error;
 
@@ -10,14 +10,14 @@ use crate::account::AccountView;
 use crate::checks::{owned, signer, take, untagged, writable};
 use crate::error::{core_error, CurtaError, ProgramResult};
 
-/// Accounts: 0 run (writable, signer; created for the program, not opened).
+/// Accounts: `roles::WRITE_PROMPT`, in its order.
 pub fn write_prompt(
     program_id: &Address,
     accounts: &[AccountView],
     offset: u32,
     bytes: &[u8],
 ) -> ProgramResult {
-    let [run_ai] = take::<1>(accounts)?;
+    let [run_ai] = take::<{ roles::WRITE_PROMPT.len() }>(accounts)?;
 
     owned(run_ai, program_id)?;
     writable(run_ai)?;

@@ -1,0 +1,148 @@
+//! `docs/program.md` lists each instruction's accounts in words; the
+//! tables in `protocol::accounts` are what the client, the fuzz target and
+//! the generated client's check use. They must say the same: every
+//! account's place, name, and whether it signs and is written.
+
+use curta_core::protocol::{accounts, AccountRole};
+
+/// An account as the docs give it: its place, its name, and its flags
+/// (`**w s**`: written and signing).
+#[derive(Debug, PartialEq, Eq)]
+struct Listed {
+    index: usize,
+    name: String,
+    signer: bool,
+    writable: bool,
+}
+
+fn program_md() -> String {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/program.md");
+    std::fs::read_to_string(path).expect("docs/program.md")
+}
+
+/// The text of the section `### N \`name\``, up to the next heading.
+fn section<'a>(doc: &'a str, tag: u8, name: &str) -> &'a str {
+    let heading = format!("\n### {tag} `{name}`");
+    let start = doc
+        .find(&heading)
+        .unwrap_or_else(|| panic!("no section {heading:?} in docs/program.md"));
+    let body = &doc[start + heading.len()..];
+    &body[..body.find("\n#").unwrap_or(body.len())]
+}
+
+/// The flags of a `(**w s**, ...)` or `**w**` mark.
+fn flags(text: &str) -> (bool, bool) {
+    let Some(start) = text.find("**") else {
+        return (false, false);
+    };
+    let rest = &text[start + 2..];
+    let bold = &rest[..rest.find("**").unwrap_or(0)];
+    (bold.contains('s'), bold.contains('w'))
+}
+
+/// "Accounts: 0 config (**w s**, *new*, 128 bytes), 1 admin (**s**)."
+fn from_prose(body: &str) -> Vec<Listed> {
+    let start = body.find("Accounts: ").expect("an Accounts: sentence") + "Accounts: ".len();
+    let text: String = body[start..]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let end = text.find(". ").unwrap_or(text.len() - 1);
+    let list = &text[..end];
+    // Entries start with their number; parentheses may hold commas.
+    let mut entries = vec![];
+    let (mut depth, mut from) = (0, 0);
+    for (i, c) in list.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                entries.push(list[from..i].trim());
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    entries.push(list[from..].trim());
+    entries
+        .into_iter()
+        .map(|e| {
+            let (index, rest) = e.split_once(' ').expect("a number, then a name");
+            let name = rest.split(" (").next().unwrap_or(rest);
+            let (signer, writable) = flags(rest);
+            Listed {
+                index: index.parse().unwrap_or_else(|_| panic!("{e:?}")),
+                name: name.to_string(),
+                signer,
+                writable,
+            }
+        })
+        .collect()
+}
+
+/// `turn`'s table: "| 2 | run | **w** |".
+fn from_table(body: &str) -> Vec<Listed> {
+    body.lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let index = cells.get(1)?.parse().ok()?;
+            let name = cells[2].split(" (").next().unwrap_or(cells[2]);
+            let (signer, writable) = flags(cells.get(3).unwrap_or(&""));
+            Some(Listed {
+                index,
+                name: name.to_string(),
+                signer,
+                writable,
+            })
+        })
+        .collect()
+}
+
+fn table(roles: &[AccountRole]) -> Vec<Listed> {
+    roles
+        .iter()
+        .enumerate()
+        .map(|(index, r)| Listed {
+            index,
+            name: r.name.to_string(),
+            signer: r.signer,
+            writable: r.writable,
+        })
+        .collect()
+}
+
+#[test]
+fn the_docs_list_each_instruction_s_accounts_as_its_table() {
+    use curta_core::protocol::tag;
+    let doc = program_md();
+    let names = [
+        (tag::INIT_CONFIG, "init_config"),
+        (tag::SET_ALLOWANCE, "set_allowance"),
+        (tag::SET_ADMIN, "set_admin"),
+        (tag::INIT_MODEL, "init_model"),
+        (tag::BIND_WEIGHT, "bind_weight"),
+        (tag::WRITE, "write"),
+        (tag::SEAL_SECTION, "seal_section"),
+        (tag::SEAL_MODEL, "seal_model"),
+        (tag::CLOSE_WEIGHT, "close_weight"),
+        (tag::CLOSE_MODEL, "close_model"),
+        (tag::OPEN_RUN, "open_run"),
+        (tag::TURN, "turn"),
+        (tag::CLOSE_RUN, "close_run"),
+        (tag::RECLAIM, "reclaim"),
+        (tag::WRITE_PROMPT, "write_prompt"),
+    ];
+    for (t, name) in names {
+        let body = section(&doc, t, name);
+        let listed = match t {
+            tag::TURN => from_table(body),
+            _ => from_prose(body),
+        };
+        let roles = accounts::of(t).expect("a table");
+        assert_eq!(
+            listed,
+            table(roles),
+            "`{name}`: docs/program.md against protocol::accounts"
+        );
+    }
+}
