@@ -1,7 +1,10 @@
 //! Sending many independent transactions at once (weight and program
 //! writes, bindings, closings): up to a window of them in flight, statuses
 //! polled in batches, any whose blockhash expires unseen signed again and
-//! resent. Every one is journaled before it is sent (`journal`).
+//! resent. Every one is journaled before it is sent (`journal`). The
+//! crank's window (`crank`) is a loop of its own on purpose: its turns must
+//! land in order, and it goes back on `StaleTurn` and follows another
+//! cranker, where these transactions land in any order.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
