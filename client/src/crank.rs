@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use curta_core::protocol::{model, CurtaError, RunAccount};
 use curta_core::sha256::sha256;
+use curta_core::state::diff::first_difference;
 use curta_core::StateInfo;
 use futures::future::try_join_all;
 use solana_pubkey::Pubkey;
@@ -32,7 +33,6 @@ use solana_signature::Signature;
 
 use crate::artifact::Artifact;
 use crate::bail;
-use crate::diff::first_difference;
 use crate::errors::{self, Error, Result};
 use crate::model::{check_artifact, fetch_artifact, read_config, ModelInfo};
 use crate::output::hex;

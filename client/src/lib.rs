@@ -12,7 +12,7 @@
 //! | `journal`, `keys` | What makes a rerun safe: in-flight transactions journaled, account keys derived |
 //! | `sender`, `progress` | Many transactions in flight at once; progress bars or lines |
 //! | `artifact`, `model`, `params` | Weights held whole; models and configs on chain; a run's parameters |
-//! | `replay`, `receipts`, `diff` | The native replay of a run; turn receipts from the logs; state differences named |
+//! | `replay`, `receipts` | The native replay of a run; turn receipts from the logs |
 //! | `deploy`, `settings`, `upload`, `runs`, `crank`, `quote` | The commands' work |
 //! | `cli`, `output` | The command line, a module per command family; outcomes printed as text or JSON |
 
@@ -21,7 +21,6 @@ pub mod cli;
 pub mod cluster;
 pub mod crank;
 pub mod deploy;
-pub mod diff;
 pub mod errors;
 pub mod funds;
 pub mod instructions;

@@ -4,7 +4,8 @@
 //! and SBF builds call. `docs/spec.md` ("WebAssembly exports") lists them:
 //! `alloc`, `dealloc`, `state_size`, `state_layout`, `init_state`,
 //! `plan_turn`, `plan_turn_with`, `turn_with_sections`, `turn_with_allowance`, `turn`,
-//! `required_section`, `quote`, `convert`, `convert_with` and `result_len`.
+//! `required_section`, `quote`, `convert`, `convert_with`, `result_len` and
+//! `state_difference`.
 //!
 //! Conventions, shared by every export:
 //! - Pointers and lengths are `u32` (`usize` on wasm32). A configuration is a
@@ -21,7 +22,7 @@
 //!   `InvalidConfig` (configuration), `InvalidState` (state), `InvalidPrompt`
 //!   (prompt), `InvalidFormat` (metadata, checkpoint, tokenizer),
 //!   `MissingWeights` (a weight section), `BufferTooSmall` (the output of
-//!   `plan_turn` or `state_layout`).
+//!   `plan_turn`, `state_layout` or `state_difference`).
 //! - A state that overlaps another buffer of the same call is `InvalidState`:
 //!   the core holds the state mutably while it reads the others.
 //! - Error results: 0 is success, else the core error's number (`Error::code`).
@@ -45,6 +46,7 @@
 // module comment gives; one contract for all of them, written once above.
 #![allow(clippy::missing_safety_doc)]
 
+use core::fmt::Write;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use std::alloc::Layout;
 
@@ -64,7 +66,10 @@ const QUOTE_ERROR: u64 = 0xFFFF_FFFF_0000_0000;
 /// The bytes `plan_turn` writes: five `u32`.
 const PLAN_LEN: usize = 20;
 /// The bytes `state_layout` writes: sixteen `u32`.
-const LAYOUT_LEN: usize = 64;
+const LAYOUT_LEN: usize = 4 * (state::BUFFER_COUNT + 2);
+/// The bytes `state_difference` writes: two lengths and the words, which
+/// are never longer.
+pub const DIFFERENCE_LEN: usize = 256;
 
 /// Whether `len` bytes at `ptr` lie inside the linear memory: on wasm32,
 /// below its current size.
@@ -254,6 +259,81 @@ pub unsafe extern "C" fn state_layout(
         Ok(())
     };
     status(run())
+}
+
+/// Writes where two states first differ at `output` (`DIFFERENCE_LEN`
+/// bytes): the length of the place's words, the length of the whole
+/// report, two little-endian `u32`, then both in UTF-8, as the core's
+/// `state::diff` words them (the place, e.g. "header field turns", and
+/// "first difference at offset 80: header field turns: expected 0 ...").
+/// Equal states write two zero lengths. `expected` is the state whose
+/// header places the buffers.
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn state_difference(
+    config: usize,
+    expected: usize,
+    expected_length: usize,
+    actual: usize,
+    actual_length: usize,
+    output: usize,
+) -> u32 {
+    let run = || -> Result<(), Error> {
+        // SAFETY (every block below): the contract of the export. The
+        // states are only read, and the words are made before the output
+        // is borrowed, so the buffers may overlap.
+        let config = unsafe { read_config(config) }?;
+        let expected = Region::new(expected, expected_length, Error::InvalidState)?;
+        let actual = Region::new(actual, actual_length, Error::InvalidState)?;
+        let output = Region::new(output, DIFFERENCE_LEN, Error::BufferTooSmall)?;
+        let difference =
+            unsafe { state::diff::first_difference(&config, expected.bytes(), actual.bytes()) };
+        let mut text = Words::default();
+        let place_len = match difference {
+            None => 0,
+            Some(d) => {
+                match d {
+                    state::diff::Difference::Value { place, .. } => write!(text, "{place}"),
+                    state::diff::Difference::Lengths { .. } => text.write_str("state length"),
+                }
+                .map_err(|_| Error::BufferTooSmall)?;
+                let place_len = text.len;
+                write!(text, "{d}").map_err(|_| Error::BufferTooSmall)?;
+                place_len
+            }
+        };
+        let out = unsafe { output.bytes_mut() };
+        write_words(out, &[place_len as u32, (text.len - place_len) as u32]);
+        out[8..8 + text.len].copy_from_slice(&text.bytes[..text.len]);
+        Ok(())
+    };
+    status(run())
+}
+
+/// The words `state_difference` writes, on the stack.
+struct Words {
+    bytes: [u8; DIFFERENCE_LEN - 8],
+    len: usize,
+}
+
+impl Default for Words {
+    fn default() -> Words {
+        Words {
+            bytes: [0; DIFFERENCE_LEN - 8],
+            len: 0,
+        }
+    }
+}
+
+impl core::fmt::Write for Words {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        let end = self.len + s.len();
+        self.bytes
+            .get_mut(self.len..end)
+            .ok_or(core::fmt::Error)?
+            .copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
 }
 
 /// Writes `words` as little-endian `u32` at the start of `out`.

@@ -7,7 +7,6 @@
 //! - `receipt`: golden receipts, one small text file per run.
 //! - `native`: the native replay.
 //! - `chain`: the solana-program-test driver: accounts, upload, turns.
-//! - `diff`: names the header field or buffer a state offset falls in.
 //! - `localnet`: a `curta-localnet` validator as a child process, for tests.
 //! - `curta`: the `curta` command line as a process, against a validator.
 
@@ -15,7 +14,6 @@ pub mod chain;
 pub mod costs;
 pub mod cu_report;
 pub mod curta;
-pub mod diff;
 pub mod localnet;
 pub mod manifest;
 pub mod models;

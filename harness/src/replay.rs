@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 
 use curta_core::planner::CHARGES;
 use curta_core::protocol::run;
+use curta_core::state::diff::first_difference;
 use curta_core::{output_text, output_tokens, StateInfo};
 use solana_keypair::Keypair;
 use solana_signer::Signer;
 
 use crate::chain::{self, Chain};
-use crate::diff::first_difference;
 use crate::manifest::RunSpec;
 use crate::models::{artifact, metadata};
 use crate::native;

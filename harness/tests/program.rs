@@ -72,7 +72,7 @@ async fn reference_run_through_the_upload_path_matches_native_turn_by_turn() {
         turns += 1;
         let data = chain.data(&run_key).await;
         if let Some(d) =
-            curta_harness::diff::first_difference(&cfg, &state, &data[run::HEADER_LEN..])
+            curta_core::state::diff::first_difference(&cfg, &state, &data[run::HEADER_LEN..])
         {
             panic!("turn {turns}: SBF state differs from native: {d}");
         }

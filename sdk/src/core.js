@@ -66,6 +66,7 @@ export const EXPORTS = Object.freeze([
   'result_len',
   'required_section',
   'turn',
+  'state_difference',
 ]);
 
 /** `state_size` and `required_section` for parameters out of range. */
@@ -74,6 +75,8 @@ export const OUT_OF_RANGE = 0xffffffff;
 const QUOTE_ERROR = 0xffffffff00000000n;
 /** The bytes `plan_turn` and `plan_turn_with` write. */
 export const PLAN_LEN = 20;
+/** The bytes `state_difference` writes: two lengths, then the words. */
+export const DIFFERENCE_LEN = 256;
 
 /**
  * The names of the 16 u32 `state_layout` writes, in its order: the
@@ -119,6 +122,7 @@ export const STATE_LAYOUT_FIELDS = Object.freeze([
  * @property {() => number} result_len
  * @property {(config: number, state: number, stateLength: number) => number} required_section
  * @property {(config: number, state: number, stateLength: number, metadata: number, metadataLength: number, weights: number, weightsLength: number) => number} turn
+ * @property {(config: number, expected: number, expectedLength: number, actual: number, actualLength: number, output: number) => number} state_difference
  */
 
 /**
@@ -400,6 +404,35 @@ export class CoreWasm {
       const layout = {};
       STATE_LAYOUT_FIELDS.forEach((name, i) => (layout[name] = dv.getUint32(4 * i, true)));
       return layout;
+    });
+  }
+
+  /**
+   * Where two states first differ, in the module's words (the core's
+   * `state::diff`, the same words as the Rust client's): `place` names the
+   * header field or the buffer element (`header field turns`, `buffer
+   * keys, element 33`, `state length`), `words` is the whole report with
+   * both values. `null` for equal states.
+   * @param {import('./format.js').Config | Uint8Array} config
+   * @param {Uint8Array} expected the state whose header places the buffers
+   * @param {Uint8Array} actual
+   * @returns {{ place: string, words: string } | null}
+   * @throws {CurtaCoreError} InvalidConfig for a configuration out of range
+   */
+  stateDifference(config, expected, actual) {
+    const inputs = [encodeConfig(config), expected, actual, new Uint8Array(DIFFERENCE_LEN)];
+    return this.withBuffers(inputs, (c, want, got, out) => {
+      check(this.exports.state_difference(c.pointer, want.pointer, want.length, got.pointer, got.length, out.pointer));
+      const bytes = out.read();
+      const dv = new DataView(bytes.buffer, bytes.byteOffset, 8);
+      const placeLength = dv.getUint32(0, true);
+      const wordsLength = dv.getUint32(4, true);
+      if (wordsLength === 0) return null;
+      const text = new TextDecoder();
+      return {
+        place: text.decode(bytes.subarray(8, 8 + placeLength)),
+        words: text.decode(bytes.subarray(8 + placeLength, 8 + placeLength + wordsLength)),
+      };
     });
   }
 

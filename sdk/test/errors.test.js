@@ -93,6 +93,45 @@ test('metadata that does not check is InvalidFormat (2)', async () => {
   session.close();
 });
 
+test('stateDifference: the module names the first difference as the Rust client does', async () => {
+  const c = await core();
+  const config = stories260K().subarray(16, 44);
+  const session = CoreSession.open(c, stories260K(), PROMPT, { maxTokens: 12 });
+  const state = session.state();
+  session.close();
+  assert.equal(c.stateDifference(config, state, state), null);
+  const turns = state.slice();
+  turns[80] = 7;
+  assert.deepEqual(c.stateDifference(config, state, turns), {
+    place: 'header field turns',
+    words: 'first difference at offset 80: header field turns: expected 0 (0x0000000000000000), got 7 (0x0000000000000007)',
+  });
+  const layout = c.stateLayout(config, 16, 12);
+  const keys = state.slice();
+  keys[layout.keys + 4 * 33] = 1;
+  assert.deepEqual(c.stateDifference(config, state, keys), {
+    place: 'buffer keys, element 33',
+    words: `first difference at offset ${layout.keys + 132}: buffer keys, element 33: expected 0 (0x00000000), got 1 (0x00000001)`,
+  });
+  assert.deepEqual(c.stateDifference(config, state, state.subarray(0, 100)), {
+    place: 'state length',
+    words: `state lengths differ: expected ${state.length}, got 100`,
+  });
+  // The layout's keys are the module's buffers, in the module's order.
+  const names = Object.keys(layout)
+    .filter((k) => k !== 'size' && k !== 'cachePositions')
+    .map((k) => {
+      const changed = state.slice();
+      changed[layout[k]] ^= 1;
+      return c.stateDifference(config, state, changed)?.place;
+    });
+  assert.deepEqual(names, [
+    'prompt', 'prompt tokens', 'output tokens', 'output text', 'x', 'xb', 'xb2', 'q',
+    'hb', 'hb2', 'logits', 'attention scores', 'keys', 'values',
+  ].map((n) => `buffer ${n}, element 0`));
+  assert.throws(() => c.stateDifference(new Uint8Array(28), state, turns), coreError(1));
+});
+
 test('stateSize: the size, or a RangeError for parameters out of range', async () => {
   const c = await core();
   const config = stories260K().subarray(16, 44);

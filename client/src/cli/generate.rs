@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
+use curta_core::state::diff::first_difference;
 use serde_json::{json, Value};
 
 use super::args::CrankArgs;
@@ -111,7 +112,7 @@ async fn generate(
     if opened.opened_now {
         // The state open_run wrote must be init_state's, byte for byte.
         let fresh = crate::replay::initial_state(&ctx.artifact, &run_params)?;
-        if let Some(d) = crate::diff::first_difference(&model.config, &fresh, &ctx.state) {
+        if let Some(d) = first_difference(&model.config, &fresh, &ctx.state) {
             bail!("the opened run's state is not init_state's: {d}");
         }
     }

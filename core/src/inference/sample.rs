@@ -77,7 +77,7 @@ impl Forward<'_, '_> {
     /// Appends a sampled token and its text; it becomes the current token.
     fn emit(&mut self, h: &mut Header, generated: u32, token: u32) {
         self.b.output_tokens[generated as usize] = token;
-        let text = &mut self.b.text[h.text_len as usize..];
+        let text = &mut self.b.output_text[h.text_len as usize..];
         let n = self.m.decode_into(h.token, token, text);
         h.text_len += n as u32;
         h.token = token;

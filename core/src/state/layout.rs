@@ -1,54 +1,168 @@
-//! Where each buffer of a state lies, and a state carved into them.
+//! Where each buffer of a state lies, and a state carved into them. The
+//! buffers are declared once, in `state_buffers!` below: the layout's
+//! fields, where `StateLayout::new` places them, the words `state_layout`
+//! writes, the carving into typed slices and the names a state diff prints
+//! all come from that one list.
 
 use super::*;
 use crate::bytes::{align8, cast};
 use crate::format::{Config, MAX_TOKEN_BYTES};
 use crate::Error;
 
-/// Where each buffer of a state starts, in bytes from the state's start,
-/// and the shape of its elements (as `RunState` in llama2.c's `run.c`).
-/// Every buffer starts at a multiple of eight. Vectors of the forward pass
-/// hold 16 fractional bits.
+/// A buffer of a state: its name, where it starts, its length in bytes
+/// and the size of its elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StateLayout {
-    /// The prompt's length in bytes.
-    pub prompt_len: usize,
-    pub max_tokens: u32,
-    /// Positions the run can reach: `min(prompt_len + max_tokens + 1, seq_len)`.
-    pub cache_positions: usize,
+pub struct Region {
+    pub name: &'static str,
+    pub start: usize,
+    pub len: usize,
+    pub element: usize,
+}
+
+/// The numbers a buffer's element count is written in, as `u64` so no
+/// product overflows before the size check.
+struct Counts {
+    prompt_len: u64,
+    max_tokens: u64,
+    cache_positions: u64,
+    dim: u64,
+    hidden_dim: u64,
+    vocab_size: u64,
+    n_layers: u64,
+    kv_dim: u64,
+}
+
+/// Declares the state's buffers, in state order: each one's field (in
+/// `StateLayout` and `Buffers`), element type, element count (in `Counts`)
+/// and name.
+macro_rules! state_buffers {
+    ($n:ident => $( $(#[$doc:meta])* $field:ident: [$element:ty; $count:expr] $name:literal, )*) => {
+        /// How many buffers a state has.
+        pub const BUFFER_COUNT: usize = [$($name),*].len();
+
+        /// Each buffer's index in state order.
+        #[allow(non_camel_case_types)]
+        enum Slot {
+            $($field,)*
+        }
+
+        /// Where each buffer of a state starts, in bytes from the state's
+        /// start, and the shape of its elements (as `RunState` in llama2.c's
+        /// `run.c`). Every buffer starts at a multiple of eight. Vectors of
+        /// the forward pass hold 16 fractional bits.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct StateLayout {
+            /// The prompt's length in bytes.
+            pub prompt_len: usize,
+            pub max_tokens: u32,
+            /// Positions the run can reach: `min(prompt_len + max_tokens + 1, seq_len)`.
+            pub cache_positions: usize,
+            $( $(#[$doc])* pub $field: usize, )*
+            /// The whole state's size.
+            pub size: usize,
+            /// Each buffer's length in bytes, in state order.
+            lens: [usize; BUFFER_COUNT],
+        }
+
+        impl StateLayout {
+            /// Places the buffers one after another from the header's end,
+            /// each at the next multiple of eight; `None` past 32 bits.
+            fn place(prompt_len: usize, max_tokens: u32, $n: &Counts) -> Option<StateLayout> {
+                let mut at = HEADER_LEN as u64;
+                let mut lens = [0usize; BUFFER_COUNT];
+                $(
+                    let $field = at as usize;
+                    let bytes = core::mem::size_of::<$element>() as u64 * ($count);
+                    lens[Slot::$field as usize] = bytes as usize;
+                    at = align8(at + bytes);
+                )*
+                // Every target must agree on every size, 32-bit WebAssembly
+                // too, and a run account adds its 256-byte header.
+                if at > u32::MAX as u64 - 256 {
+                    return None;
+                }
+                Some(StateLayout {
+                    prompt_len,
+                    max_tokens,
+                    cache_positions: $n.cache_positions as usize,
+                    $( $field, )*
+                    size: at as usize,
+                    lens,
+                })
+            }
+
+            /// Every buffer, in state order.
+            pub fn regions(&self) -> [Region; BUFFER_COUNT] {
+                [$(Region {
+                    name: $name,
+                    start: self.$field,
+                    len: self.lens[Slot::$field as usize],
+                    element: core::mem::size_of::<$element>(),
+                }),*]
+            }
+
+            /// The layout as the WebAssembly export `state_layout` writes it:
+            /// the buffers' offsets in state order, then the size and the
+            /// cache positions.
+            pub fn to_words(&self) -> [u32; BUFFER_COUNT + 2] {
+                [$(self.$field as u32,)* self.size as u32, self.cache_positions as u32]
+            }
+        }
+
+        /// A state's buffers as typed slices, as `StateLayout` places them.
+        pub(crate) struct Buffers<'s> {
+            $( pub $field: &'s mut [$element], )*
+        }
+
+        impl<'s> Buffers<'s> {
+            /// Carves a state into its buffers. Relies on the state being
+            /// aligned to eight (checked by `Header::read_checked`) and on
+            /// every buffer starting at a multiple of eight.
+            pub(crate) fn carve(state: &'s mut [u8], l: &StateLayout) -> Buffers<'s> {
+                let mut rest = state;
+                let mut cut = 0usize;
+                $(
+                    let len = l.lens[Slot::$field as usize];
+                    let $field = cast(take(&mut rest, &mut cut, l.$field, len));
+                )*
+                Buffers { $( $field, )* }
+            }
+        }
+    };
+}
+
+state_buffers! { n =>
     /// The prompt, UTF-8: u8 (prompt_len,)
-    pub prompt: usize,
+    prompt: [u8; n.prompt_len] "prompt",
     /// The prompt's token ids, at most one per byte, the opening token and
     /// the space: u32 (prompt_len + 2,)
-    pub prompt_tokens: usize,
+    prompt_tokens: [u32; n.prompt_len + 2] "prompt tokens",
     /// The sampled token ids: u32 (max_tokens,)
-    pub output_tokens: usize,
+    output_tokens: [u32; n.max_tokens] "output tokens",
     /// The sampled tokens' text: u8 (max_tokens * 128,)
-    pub output_text: usize,
+    output_text: [u8; MAX_TOKEN_BYTES as u64 * n.max_tokens] "output text",
     /// The activations at the current position: i64 (dim,)
-    pub x: usize,
+    x: [i64; n.dim] "x",
     /// x normalized, then attention's heads, then the down matrix's output: i64 (dim,)
-    pub xb: usize,
+    xb: [i64; n.dim] "xb",
     /// Key and value rows on their way to the cache, then the attention
     /// output matrix's result: i64 (dim,)
-    pub xb2: usize,
+    xb2: [i64; n.dim] "xb2",
     /// The query: i64 (dim,)
-    pub q: usize,
+    q: [i64; n.dim] "q",
     /// The feed-forward gate, then the hidden vector: i64 (hidden_dim,)
-    pub hb: usize,
+    hb: [i64; n.hidden_dim] "hb",
     /// The feed-forward up vector: i64 (hidden_dim,)
-    pub hb2: usize,
+    hb2: [i64; n.hidden_dim] "hb2",
     /// The classifier's output: i64 (vocab_size,)
-    pub logits: usize,
+    logits: [i64; n.vocab_size] "logits",
     /// One head's scores, then exponentials, then probabilities (24
     /// fractional bits): i64 (cache_positions,)
-    pub scores: usize,
+    scores: [i64; n.cache_positions] "attention scores",
     /// The key cache: i32 (n_layers, cache_positions, kv_dim)
-    pub keys: usize,
+    keys: [i32; n.n_layers * n.cache_positions * n.kv_dim] "keys",
     /// The value cache: i32 (n_layers, cache_positions, kv_dim)
-    pub values: usize,
-    /// The whole state's size.
-    pub size: usize,
+    values: [i32; n.n_layers * n.cache_positions * n.kv_dim] "values",
 }
 
 impl StateLayout {
@@ -60,81 +174,17 @@ impl StateLayout {
         if prompt_len > MAX_PROMPT_BYTES || max_tokens == 0 || max_tokens > config.seq_len {
             return Err(Error::InvalidPrompt);
         }
-        let cache_positions =
-            (prompt_len as u64 + max_tokens as u64 + 1).min(config.seq_len as u64);
-        let d = config.dim as u64;
-        let mut at = HEADER_LEN as u64;
-        let mut place = |bytes: u64| {
-            let start = at;
-            at = align8(at + bytes);
-            start as usize
+        let counts = Counts {
+            prompt_len: prompt_len as u64,
+            max_tokens: max_tokens as u64,
+            cache_positions: (prompt_len as u64 + max_tokens as u64 + 1).min(config.seq_len as u64),
+            dim: config.dim as u64,
+            hidden_dim: config.hidden_dim as u64,
+            vocab_size: config.vocab_size as u64,
+            n_layers: config.n_layers as u64,
+            kv_dim: config.kv_dim() as u64,
         };
-        let prompt = place(prompt_len as u64);
-        let prompt_tokens = place(4 * (prompt_len as u64 + 2));
-        let output_tokens = place(4 * max_tokens as u64);
-        let output_text = place(MAX_TOKEN_BYTES as u64 * max_tokens as u64);
-        let x = place(8 * d);
-        let xb = place(8 * d);
-        let xb2 = place(8 * d);
-        let q = place(8 * d);
-        let hb = place(8 * config.hidden_dim as u64);
-        let hb2 = place(8 * config.hidden_dim as u64);
-        let logits = place(8 * config.vocab_size as u64);
-        let scores = place(8 * cache_positions);
-        let cache = 4 * config.n_layers as u64 * cache_positions * config.kv_dim() as u64;
-        let keys = place(cache);
-        let values = place(cache);
-        // Every target must agree on every size, 32-bit WebAssembly too, and
-        // a run account adds its 256-byte header.
-        if at > u32::MAX as u64 - 256 {
-            return Err(Error::InvalidConfig);
-        }
-        Ok(StateLayout {
-            prompt_len,
-            max_tokens,
-            cache_positions: cache_positions as usize,
-            prompt,
-            prompt_tokens,
-            output_tokens,
-            output_text,
-            x,
-            xb,
-            xb2,
-            q,
-            hb,
-            hb2,
-            logits,
-            scores,
-            keys,
-            values,
-            size: at as usize,
-        })
-    }
-
-    /// The layout as the WebAssembly export `state_layout` writes it: the
-    /// fourteen buffers' offsets in state order (prompt, prompt tokens,
-    /// output tokens, output text, x, xb, xb2, q, hb, hb2, logits, scores,
-    /// keys, values), then the size and the cache positions.
-    pub fn to_words(&self) -> [u32; 16] {
-        [
-            self.prompt,
-            self.prompt_tokens,
-            self.output_tokens,
-            self.output_text,
-            self.x,
-            self.xb,
-            self.xb2,
-            self.q,
-            self.hb,
-            self.hb2,
-            self.logits,
-            self.scores,
-            self.keys,
-            self.values,
-            self.size,
-            self.cache_positions,
-        ]
-        .map(|n| n as u32)
+        StateLayout::place(prompt_len, max_tokens, &counts).ok_or(Error::InvalidConfig)
     }
 }
 
@@ -142,24 +192,6 @@ impl StateLayout {
 #[inline(always)]
 pub fn state_size(config: Config, prompt_len: usize, max_tokens: u32) -> Result<usize, Error> {
     Ok(StateLayout::new(&config, prompt_len, max_tokens)?.size)
-}
-
-/// A state's buffers as typed slices, as `StateLayout` places them.
-pub(crate) struct Buffers<'s> {
-    pub prompt: &'s [u8],
-    pub prompt_tokens: &'s mut [u32],
-    pub output_tokens: &'s mut [u32],
-    pub text: &'s mut [u8],
-    pub x: &'s mut [i64],
-    pub xb: &'s mut [i64],
-    pub xb2: &'s mut [i64],
-    pub q: &'s mut [i64],
-    pub hb: &'s mut [i64],
-    pub hb2: &'s mut [i64],
-    pub logits: &'s mut [i64],
-    pub scores: &'s mut [i64],
-    pub keys: &'s mut [i32],
-    pub values: &'s mut [i32],
 }
 
 /// Splits `len` bytes at state offset `at` off the front of `rest`, whose
@@ -172,55 +204,4 @@ fn take<'s>(rest: &mut &'s mut [u8], cut: &mut usize, at: usize, len: usize) -> 
     *rest = tail;
     *cut = at + len;
     head
-}
-
-impl<'s> Buffers<'s> {
-    /// Carves a state into its buffers. Relies on the state being aligned
-    /// to eight (checked by `Header::read_checked`) and on every buffer
-    /// starting at a multiple of eight.
-    pub(crate) fn carve(state: &'s mut [u8], l: &StateLayout) -> Buffers<'s> {
-        let mut rest = state;
-        let mut cut = 0usize;
-        let between = |a: usize, b: usize| b - a;
-        let prompt = take(&mut rest, &mut cut, l.prompt, l.prompt_len);
-        let prompt_tokens = take(&mut rest, &mut cut, l.prompt_tokens, 4 * (l.prompt_len + 2));
-        let output_tokens = take(
-            &mut rest,
-            &mut cut,
-            l.output_tokens,
-            4 * l.max_tokens as usize,
-        );
-        let text = take(
-            &mut rest,
-            &mut cut,
-            l.output_text,
-            MAX_TOKEN_BYTES * l.max_tokens as usize,
-        );
-        let x = take(&mut rest, &mut cut, l.x, between(l.x, l.xb));
-        let xb = take(&mut rest, &mut cut, l.xb, between(l.xb, l.xb2));
-        let xb2 = take(&mut rest, &mut cut, l.xb2, between(l.xb2, l.q));
-        let q = take(&mut rest, &mut cut, l.q, between(l.q, l.hb));
-        let hb = take(&mut rest, &mut cut, l.hb, between(l.hb, l.hb2));
-        let hb2 = take(&mut rest, &mut cut, l.hb2, between(l.hb2, l.logits));
-        let logits = take(&mut rest, &mut cut, l.logits, between(l.logits, l.scores));
-        let scores = take(&mut rest, &mut cut, l.scores, between(l.scores, l.keys));
-        let keys = take(&mut rest, &mut cut, l.keys, between(l.keys, l.values));
-        let values = take(&mut rest, &mut cut, l.values, between(l.values, l.size));
-        Buffers {
-            prompt,
-            prompt_tokens: cast(prompt_tokens),
-            output_tokens: cast(output_tokens),
-            text,
-            x: cast(x),
-            xb: cast(xb),
-            xb2: cast(xb2),
-            q: cast(q),
-            hb: cast(hb),
-            hb2: cast(hb2),
-            logits: cast(logits),
-            scores: cast(scores),
-            keys: cast(keys),
-            values: cast(values),
-        }
-    }
 }

@@ -7,9 +7,10 @@
 //! `header` holds the header's reader and writer and its checks, `layout`
 //! where each buffer lies and the carving of a state into them, `info` the
 //! cursor for callers outside the core, the output's readers and an aligned
-//! state buffer; this file the constants, the header's field offsets, the
-//! phases and the cursor.
+//! state buffer, `diff` where two states first differ; this file the
+//! constants, the header's fields, the phases and the cursor.
 
+pub mod diff;
 mod header;
 mod info;
 mod layout;
@@ -19,7 +20,7 @@ pub use header::Header;
 pub use info::StateBuffer;
 pub use info::{output_text, output_tokens, prompt_tokens, StateInfo};
 pub(crate) use layout::Buffers;
-pub use layout::{state_size, StateLayout};
+pub use layout::{state_size, Region, StateLayout, BUFFER_COUNT};
 
 use crate::format::LayerMatrix;
 
@@ -37,34 +38,47 @@ pub const ZERO_SEED: u64 = 0x9E37_79B9_7F4A_7C15;
 /// that found no pair, a draw that has not landed.
 pub const NO_TOKEN: u32 = u32::MAX;
 
-/// Byte offsets of the state header's fields.
-pub mod field {
-    pub const TAG: usize = 0;
-    pub const PHASE: usize = 8;
-    pub const LAYER: usize = 12;
-    pub const ROW: usize = 16;
-    pub const POSITION: usize = 20;
-    pub const TOKEN: usize = 24;
-    pub const PROMPT_LEN: usize = 28;
-    pub const PROMPT_TOKENS: usize = 32;
-    pub const MAX_TOKENS: usize = 36;
-    pub const TEMPERATURE: usize = 40;
-    pub const GENERATED: usize = 44;
-    pub const TEXT_LEN: usize = 48;
-    pub const TOK_BYTE: usize = 52;
-    pub const TOK_PAIR: usize = 56;
-    pub const TOK_BEST_POS: usize = 60;
-    pub const TOK_BEST_KEY: usize = 64;
-    pub const TOK_BEST_ID: usize = 68;
-    pub const SEED: usize = 72;
-    pub const TURNS: usize = 80;
-    pub const MAX: usize = 88;
-    pub const CHOSEN: usize = 96;
-    pub const PASS: usize = 100;
-    pub const SUM: usize = 104;
-    pub const REMAINDER: usize = 112;
-    pub const STAGE: usize = 120;
-    pub const INDEX: usize = 124;
+/// Declares the header's fields once: each one's offset constant, width
+/// in bytes and name, and `field::ALL`, which a state diff names them by.
+macro_rules! header_fields {
+    ($($field:ident: $offset:literal, $width:literal, $name:literal;)*) => {
+        /// Byte offsets of the state header's fields.
+        pub mod field {
+            $(pub const $field: usize = $offset;)*
+            /// Every field, in offset order: its name, offset and width.
+            pub const ALL: [(&str, usize, usize); [$($offset),*].len()] =
+                [$(($name, $offset, $width)),*];
+        }
+    };
+}
+
+header_fields! {
+    TAG: 0, 8, "tag";
+    PHASE: 8, 4, "phase";
+    LAYER: 12, 4, "layer";
+    ROW: 16, 4, "row";
+    POSITION: 20, 4, "position";
+    TOKEN: 24, 4, "token";
+    PROMPT_LEN: 28, 4, "prompt length";
+    PROMPT_TOKENS: 32, 4, "prompt tokens";
+    MAX_TOKENS: 36, 4, "max tokens";
+    TEMPERATURE: 40, 4, "temperature";
+    GENERATED: 44, 4, "generated";
+    TEXT_LEN: 48, 4, "text length";
+    TOK_BYTE: 52, 4, "tokenizer byte";
+    TOK_PAIR: 56, 4, "tokenizer pair";
+    TOK_BEST_POS: 60, 4, "tokenizer best position";
+    TOK_BEST_KEY: 64, 4, "tokenizer best key";
+    TOK_BEST_ID: 68, 4, "tokenizer best id";
+    SEED: 72, 8, "seed";
+    TURNS: 80, 8, "turns";
+    MAX: 88, 8, "max";
+    CHOSEN: 96, 4, "chosen";
+    PASS: 100, 4, "pass";
+    SUM: 104, 8, "sum";
+    REMAINDER: 112, 8, "remainder";
+    STAGE: 120, 4, "attention stage";
+    INDEX: 124, 4, "attention index";
 }
 
 /// Where a run stands in the forward pass, in order (`docs/spec.md`, "The

@@ -400,48 +400,17 @@ async function resync(client, runAddress, replay, at) {
   return done - at;
 }
 
-/** The state header's fields, by offset (docs/state.md). */
-const HEADER_FIELDS = [
-  [0, 'tag'],
-  [8, 'phase'],
-  [12, 'layer'],
-  [16, 'row'],
-  [20, 'position'],
-  [24, 'header'],
-  [28, 'prompt length'],
-  [32, 'prompt tokens'],
-  [36, 'max tokens'],
-  [40, 'temperature'],
-  [44, 'generated'],
-  [48, 'text length'],
-  [52, 'header'],
-  [72, 'seed'],
-  [80, 'turns'],
-  [88, 'header'],
-];
-
 /**
- * Where two states first differ, named by the header field or the buffer
- * (where the module's layout places it).
+ * Where two states first differ, in the module's words (`CoreWasm.stateDifference`):
+ * `field` names the header field or the buffer element, `words` says both
+ * values.
  * @param {import('../core.js').CoreWasm} core
  * @param {Uint8Array} configBytes
- * @param {Uint8Array} want
- * @param {Uint8Array} got
+ * @param {Uint8Array} want the replay's state
+ * @param {Uint8Array} got the chain's
  * @returns {{ field: string, words: string } | null}
  */
 export function firstDifference(core, configBytes, want, got) {
-  if (want.length !== got.length) return { field: 'length', words: `the chain's state is ${got.length} bytes, the replay's ${want.length}` };
-  let at = 0;
-  while (at < want.length && want[at] === got[at]) at++;
-  if (at === want.length) return null;
-  let field;
-  if (at < 128) {
-    field = [...HEADER_FIELDS].reverse().find(([o]) => at >= /** @type {number} */ (o))?.[1] ?? 'header';
-  } else {
-    const info = readStateInfo(want);
-    const layout = core.stateLayout(configBytes, info.promptLength, info.maxTokens);
-    const regions = Object.entries(layout).filter(([k]) => k !== 'size' && k !== 'cachePositions').sort((a, b) => a[1] - b[1]);
-    field = [...regions].reverse().find(([, o]) => at >= o)?.[0] ?? 'header';
-  }
-  return { field: String(field), words: `first at byte ${at} (${field}): 0x${want[at].toString(16)} replayed, 0x${got[at].toString(16)} on chain` };
+  const difference = core.stateDifference(configBytes, want, got);
+  return difference && { field: difference.place, words: difference.words };
 }
