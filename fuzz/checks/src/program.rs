@@ -47,9 +47,9 @@ use curta_program::account::{
 };
 use curta_program::entrypoint::{deserialize, process_instruction, MAX_ACCOUNTS};
 
-use super::models::{self, Model};
-use super::runs;
-use super::source::Source;
+use crate::models::{self, Model};
+use crate::runs;
+use crate::source::Source;
 
 /// The program's address (not in the pool).
 const PROGRAM: Address = [0xC7; 32];
