@@ -135,21 +135,26 @@ test: setup lint test-core test-program test-localnet test-e2e test-bitexact tes
 # page in headless Chromium.
 test-web: test-idl test-js-chain test-browser
 
-# Formatting and clippy, warnings as errors: the core and the program, and
-# the fuzz targets' own workspace, in seconds. The harness and the client
+# Formatting and clippy, warnings as errors: the core, the program and the
+# fuzz checks (curta-fuzz-checks), and the fuzz targets' own workspace, in
+# seconds. The harness and the client
 # are `lint-host`'s: clippy checks their dependencies in its own (check)
 # mode, which a build's artifacts do not serve, so on a fresh machine it
 # means checking Agave's whole graph again, minutes that `make test` (and
 # CI) does not spend; run it after changing either (18 s once checked).
 lint:
 	cd $(ROOT) && cargo fmt --all -- --check
-	cd $(ROOT) && cargo clippy -q -p curta-core -p curta-program --all-targets --features curta-core/std -- -D warnings
+	cd $(ROOT) && cargo fmt --manifest-path fuzz/Cargo.toml -- --check
+	cd $(ROOT) && cargo clippy -q -p curta-core -p curta-program -p curta-fuzz-checks --all-targets --features curta-core/std -- -D warnings
 	cd $(ROOT) && cargo clippy -q --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
 
 # With HOST_BUILD's package selection, so features resolve as there.
 lint-host:
 	cd $(ROOT) && cargo clippy -q -p curta-harness -p curta-client --all-targets -- -D warnings
 
+# The workspace's default members' tests: the core's, the program's and the
+# fuzz checks' (curta-fuzz-checks), which replay every committed fuzz input
+# (fuzz/checks/tests/regressions.rs).
 test-core: models
 	cd $(ROOT) && CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) cargo test
 
@@ -268,8 +273,9 @@ bench: models
 # by default; FUZZ_TARGETS="state program" picks some) from the committed
 # corpus and reproducers, prints each one's executions and coverage, and
 # fails when any finds a crash (the input in target/fuzz/artifacts/). The
-# stable `cargo test` replays fuzz/corpus/ and fuzz/regressions/ through the
-# same checks (program/tests/fuzz_regressions.rs).
+# stable `cargo test` (`make test-core`) replays fuzz/corpus/ and
+# fuzz/regressions/ through the same checks, the crate curta-fuzz-checks
+# (fuzz/checks/tests/regressions.rs).
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
 
@@ -282,4 +288,4 @@ fuzz: setup-fuzz
 # Rewrites the seeds built from the golden runs and the models
 # (fuzz/corpus/<target>/seed-*).
 fuzz-seeds: models
-	cd $(ROOT) && cargo test -q -p curta-program --test fuzz_regressions -- --ignored write_seeds
+	cd $(ROOT) && cargo test -q -p curta-fuzz-checks --test regressions -- --ignored write_seeds

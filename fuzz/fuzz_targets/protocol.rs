@@ -1,3 +1,3 @@
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| curta_fuzz::checks::protocol::check(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| curta_fuzz_checks::protocol::check(data));

@@ -1,4 +1,6 @@
-//! The program's entrypoint and the parser of the runtime's input buffer.
+//! The program's entrypoint and the parser of the runtime's input buffer;
+//! its writer, for hosts that build such buffers, is [`input`] (in tests,
+//! and with the `input-writer` feature).
 //!
 //! The buffer (loader v2/v3, aligned serialization):
 //! - `u64` number of accounts, then per account either
@@ -20,6 +22,9 @@ use crate::account::{
 };
 use crate::error::{CurtaError, ProgramResult};
 use crate::instructions::{self as ix, InitModel, OpenRun};
+
+#[cfg(any(test, feature = "input-writer"))]
+pub mod input;
 
 /// Accounts beyond this many are skipped (still walked over). Each costs 8
 /// bytes of the entrypoint's stack frame, which SBF caps at 4 KiB.
@@ -162,68 +167,17 @@ pub fn process_instruction(input: &InstructionInput) -> ProgramResult {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
+    use super::input::{InputAccount, InputBuffer};
     use super::*;
     use std::vec::Vec;
-
-    /// One account of a test input: a full entry, or a duplicate of an
-    /// earlier index.
-    pub enum TestAccount<'a> {
-        Full {
-            key: Address,
-            owner: Address,
-            lamports: u64,
-            signer: bool,
-            writable: bool,
-            data: &'a [u8],
-        },
-        Dup(u8),
-    }
-
-    /// Serializes an input buffer as the runtime does, in `u64` words so it
-    /// is 8-byte aligned.
-    pub fn serialize(accounts: &[TestAccount], data: &[u8], program_id: &Address) -> Vec<u64> {
-        let mut b: Vec<u8> = Vec::new();
-        b.extend_from_slice(&(accounts.len() as u64).to_le_bytes());
-        for a in accounts {
-            match a {
-                TestAccount::Dup(i) => b.extend_from_slice(&[*i, 0, 0, 0, 0, 0, 0, 0]),
-                TestAccount::Full {
-                    key,
-                    owner,
-                    lamports,
-                    signer,
-                    writable,
-                    data,
-                } => {
-                    b.extend_from_slice(&[NON_DUP_MARKER, *signer as u8, *writable as u8, 0]);
-                    b.extend_from_slice(&[0; 4]);
-                    b.extend_from_slice(key);
-                    b.extend_from_slice(owner);
-                    b.extend_from_slice(&lamports.to_le_bytes());
-                    b.extend_from_slice(&(data.len() as u64).to_le_bytes());
-                    b.extend_from_slice(data);
-                    b.resize(b.len() + MAX_PERMITTED_DATA_INCREASE, 0);
-                    b.resize(b.len().next_multiple_of(DATA_ALIGN), 0);
-                    b.extend_from_slice(&u64::MAX.to_le_bytes()); // rent epoch
-                }
-            }
-        }
-        b.extend_from_slice(&(data.len() as u64).to_le_bytes());
-        b.extend_from_slice(data);
-        b.extend_from_slice(program_id);
-        b.resize(b.len().next_multiple_of(8), 0);
-        b.chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-            .collect()
-    }
 
     #[test]
     fn parses_accounts_duplicates_data_and_program_id() {
         let d0 = [1u8, 2, 3]; // odd length, so alignment padding is exercised
         let d1: Vec<u8> = (0..40).collect();
         let accounts = [
-            TestAccount::Full {
+            InputAccount::Full {
                 key: [1; 32],
                 owner: [2; 32],
                 lamports: 5,
@@ -231,7 +185,7 @@ pub(crate) mod tests {
                 writable: true,
                 data: &d0,
             },
-            TestAccount::Full {
+            InputAccount::Full {
                 key: [3; 32],
                 owner: [4; 32],
                 lamports: 6,
@@ -239,11 +193,11 @@ pub(crate) mod tests {
                 writable: false,
                 data: &d1,
             },
-            TestAccount::Dup(0),
+            InputAccount::Dup(0),
         ];
-        let mut buf = serialize(&accounts, &[9, 8, 7], &[0xAB; 32]);
+        let mut buf = InputBuffer::new(&accounts, &[9, 8, 7], &[0xAB; 32]);
         let mut views = [const { MaybeUninit::<AccountView>::uninit() }; MAX_ACCOUNTS];
-        let ix = unsafe { deserialize(buf.as_mut_ptr() as *mut u8, &mut views) };
+        let ix = unsafe { deserialize(buf.as_mut_ptr(), &mut views) };
         assert_eq!(ix.total_accounts, 3);
         assert_eq!(ix.accounts.len(), 3);
         assert_eq!(ix.data, &[9, 8, 7]);
@@ -261,8 +215,8 @@ pub(crate) mod tests {
 
     #[test]
     fn skips_accounts_beyond_the_maximum() {
-        let mut accounts: Vec<TestAccount> = (0..MAX_ACCOUNTS + 2)
-            .map(|i| TestAccount::Full {
+        let mut accounts: Vec<InputAccount> = (0..MAX_ACCOUNTS + 2)
+            .map(|i| InputAccount::Full {
                 key: [i as u8; 32],
                 owner: [0; 32],
                 lamports: i as u64,
@@ -271,10 +225,10 @@ pub(crate) mod tests {
                 data: &[],
             })
             .collect();
-        accounts.push(TestAccount::Dup(1));
-        let mut buf = serialize(&accounts, &[0], &[7; 32]);
+        accounts.push(InputAccount::Dup(1));
+        let mut buf = InputBuffer::new(&accounts, &[0], &[7; 32]);
         let mut views = [const { MaybeUninit::<AccountView>::uninit() }; MAX_ACCOUNTS];
-        let ix = unsafe { deserialize(buf.as_mut_ptr() as *mut u8, &mut views) };
+        let ix = unsafe { deserialize(buf.as_mut_ptr(), &mut views) };
         assert_eq!(ix.total_accounts, MAX_ACCOUNTS + 3);
         assert_eq!(ix.accounts.len(), MAX_ACCOUNTS);
         assert_eq!(
@@ -287,9 +241,9 @@ pub(crate) mod tests {
 
     #[test]
     fn no_accounts() {
-        let mut buf = serialize(&[], &[], &[1; 32]);
+        let mut buf = InputBuffer::new(&[], &[], &[1; 32]);
         let mut views = [const { MaybeUninit::<AccountView>::uninit() }; MAX_ACCOUNTS];
-        let ix = unsafe { deserialize(buf.as_mut_ptr() as *mut u8, &mut views) };
+        let ix = unsafe { deserialize(buf.as_mut_ptr(), &mut views) };
         assert_eq!(
             (ix.total_accounts, ix.accounts.len(), ix.data.len()),
             (0, 0, 0)

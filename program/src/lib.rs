@@ -12,6 +12,13 @@
 #[cfg(not(any(target_os = "solana", target_arch = "bpf", target_arch = "sbf")))]
 extern crate std;
 
+// The input writer (`entrypoint::input`) is for hosts: it allocates.
+#[cfg(all(
+    feature = "input-writer",
+    any(target_os = "solana", target_arch = "bpf", target_arch = "sbf")
+))]
+compile_error!("the input-writer feature is for host builds: the SBF program has no allocator");
+
 pub mod account;
 pub mod checks;
 pub mod entrypoint;

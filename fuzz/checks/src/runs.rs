@@ -6,7 +6,7 @@ use curta_core::inference;
 use curta_core::planner::CHARGES;
 use curta_core::state::{self, StateBuffer, MAX_TEMPERATURE_Q16};
 
-use super::source::Source;
+use crate::source::Source;
 
 /// Prompts of the golden runs (golden/manifest.json), and pieces that
 /// SMALL's tokenizer merges.

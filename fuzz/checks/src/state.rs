@@ -20,9 +20,9 @@ use curta_core::state::{
 use curta_core::tokenizer::{BOS, EOS};
 use curta_core::{output_text, output_tokens, Error, StateInfo};
 
-use super::models::{self, Model};
-use super::runs;
-use super::source::Source;
+use crate::models::{self, Model};
+use crate::runs;
+use crate::source::Source;
 
 pub fn check(data: &[u8]) {
     let mut s = Source::new(data);

@@ -21,8 +21,8 @@ use curta_core::state::{StateBuffer, NO_TOKEN};
 use curta_core::tokenizer::{BOS, EOS};
 use curta_core::{state_size, Error, StateInfo};
 
-use super::models;
-use super::source::Source;
+use crate::models;
+use crate::source::Source;
 
 pub fn check(data: &[u8]) {
     let mut s = Source::new(data);

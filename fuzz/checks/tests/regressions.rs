@@ -1,19 +1,18 @@
 //! The fuzz targets' checks on stable Rust, over every committed input:
 //! each target's corpus (`fuzz/corpus/<target>/`) and every crash
 //! reproducer the fuzzers found (`fuzz/regressions/<target>/`, one file per
-//! finding, named after it). The checks are the targets' own
-//! (`fuzz/src/checks/`, included here by path), so a bug fixed stays fixed
-//! without nightly or libFuzzer. `make fuzz-seeds` runs the ignored test
-//! that writes the golden seeds into the corpus.
-
-#[path = "../../fuzz/src/checks/mod.rs"]
-#[allow(dead_code)]
-mod checks;
+//! finding, named after it). The checks are the targets' own (this
+//! crate's), so a bug fixed stays fixed without nightly or libFuzzer.
+//! `make fuzz-seeds` runs the ignored test that writes the golden seeds
+//! into the corpus.
 
 use std::path::PathBuf;
 
+use curta_fuzz_checks as checks;
+
+/// The repository's root (this crate is `fuzz/checks/`).
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// The corpus and regression files of a target, in name order.

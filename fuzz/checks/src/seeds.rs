@@ -11,7 +11,7 @@ use curta_core::convert::{synthetic_checkpoint, TINY};
 use curta_core::planner::CHARGES;
 use curta_core::protocol::{Instruction, TurnEvent};
 
-use super::models;
+use crate::models;
 
 /// A golden run: its parameters and the text it generated.
 #[derive(Clone, Debug)]
@@ -224,7 +224,7 @@ pub fn generate(root: &Path) -> Vec<(&'static str, String, Vec<u8>)> {
             out.push((
                 "wasm_exports",
                 format!("{}-{model}", g.name),
-                super::wasm::seed(&prefix.0, &ops),
+                crate::wasm::seed(&prefix.0, &ops),
             ));
         }
         // protocol: the instructions, with this run's parameters.
@@ -294,7 +294,7 @@ pub fn generate(root: &Path) -> Vec<(&'static str, String, Vec<u8>)> {
         out.push((
             "program",
             format!("{}-tiny", g.name),
-            super::program::seed(&actions),
+            crate::program::seed(&actions),
         ));
     }
     let small = [
@@ -309,7 +309,7 @@ pub fn generate(root: &Path) -> Vec<(&'static str, String, Vec<u8>)> {
     out.push((
         "program",
         "small-allowance".into(),
-        super::program::seed(&small),
+        crate::program::seed(&small),
     ));
     let instructions = [
         Instruction::InitConfig {

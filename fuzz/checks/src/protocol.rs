@@ -17,7 +17,7 @@ use curta_core::protocol::{
 use curta_core::sha256::Sha256;
 use curta_core::Error;
 
-use super::source::Source;
+use crate::source::Source;
 
 pub fn check(data: &[u8]) {
     let mut s = Source::new(data);

@@ -14,8 +14,9 @@
 //! and turns are cheap.
 //!
 //! Each instruction's input buffer is serialized as the runtime does
-//! (loader v2/v3, aligned), parsed by `entrypoint::deserialize` and run by
-//! `process_instruction`. A failed instruction changes nothing. After a
+//! (loader v2/v3, aligned) by the program's own writer
+//! (`entrypoint::input`, feature `input-writer`), parsed by
+//! `entrypoint::deserialize` and run by `process_instruction`. A failed instruction changes nothing. After a
 //! successful one the ledger checks what the runtime enforces, and a
 //! program that breaks it fails the target: only an account's owner debits
 //! lamports or changes data, only a writable account changes, data grows
@@ -42,14 +43,13 @@ use curta_core::protocol::{
 };
 use curta_core::state::{self, StateBuffer};
 use curta_core::StateInfo;
-use curta_program::account::{
-    AccountView, DATA_ALIGN, MAX_PERMITTED_DATA_INCREASE, NON_DUP_MARKER,
-};
+use curta_program::account::{AccountView, MAX_PERMITTED_DATA_INCREASE};
+use curta_program::entrypoint::input::{InputAccount, InputBuffer};
 use curta_program::entrypoint::{deserialize, process_instruction, MAX_ACCOUNTS};
 
-use super::models::{self, Model};
-use super::runs;
-use super::source::Source;
+use crate::models::{self, Model};
+use crate::runs;
+use crate::source::Source;
 
 /// The program's address (not in the pool).
 const PROGRAM: Address = [0xC7; 32];
@@ -255,23 +255,24 @@ impl Ledger {
             flags[m.key].0 |= m.signer;
             flags[m.key].1 |= m.writable;
         }
-        let (mut buffer, entries) = self.serialize(metas, &order, &flags, data);
+        let mut buffer = self.input(metas, &flags, data);
         let mut views = [const { MaybeUninit::<AccountView>::uninit() }; MAX_ACCOUNTS];
-        // SAFETY: the buffer is the runtime's format (`serialize`), 8-aligned,
-        // and outlives the views.
+        // SAFETY: the buffer is the runtime's format (`InputBuffer`),
+        // 8-aligned, and outlives the views.
         let result = unsafe {
-            let input = deserialize(buffer.as_mut_ptr() as *mut u8, &mut views);
+            let input = deserialize(buffer.as_mut_ptr(), &mut views);
             process_instruction(&input)
         };
         if result.is_err() {
             return false;
         }
         let pre = self.accounts.clone();
-        let bytes: &[u8] = bytemuck(&buffer);
-        for (&k, &at) in order.iter().zip(&entries) {
-            let owner: Address = bytes[at + 40..at + 72].try_into().unwrap();
-            let lamports = u64::from_le_bytes(bytes[at + 72..at + 80].try_into().unwrap());
-            let len = u64::from_le_bytes(bytes[at + 80..at + 88].try_into().unwrap()) as usize;
+        for &k in &order {
+            // The key's entry, at its first position: what the program left.
+            let position = metas.iter().position(|m| m.key == k).unwrap();
+            let header = buffer.header(position);
+            let (owner, lamports) = (header.owner, header.lamports);
+            let len = header.data_len as usize;
             let before = &pre[k];
             let grown = len.saturating_sub(before.data.len());
             assert!(
@@ -281,7 +282,7 @@ impl Ledger {
             let post = Account {
                 owner,
                 lamports,
-                data: bytes[at + 88..at + 88 + len].to_vec(),
+                data: buffer.data(position).to_vec(),
             };
             check_runtime_rules(k, before, &post, flags[k].1);
             self.accounts[k] = post;
@@ -304,47 +305,32 @@ impl Ledger {
         true
     }
 
-    /// The runtime's input buffer for an instruction, as `u64` words (so it
-    /// is aligned), and where each key's entry starts in it.
-    fn serialize(
-        &self,
-        metas: &[Meta],
-        order: &[usize],
-        flags: &[(bool, bool); KEYS],
-        data: &[u8],
-    ) -> (Vec<u64>, Vec<usize>) {
-        let mut b: Vec<u8> = Vec::new();
-        let mut entries = vec![0usize; order.len()];
-        b.extend_from_slice(&(metas.len() as u64).to_le_bytes());
-        let mut seen: Vec<usize> = vec![];
-        for (position, m) in metas.iter().enumerate() {
-            if let Some(first) = metas[..position].iter().position(|e| e.key == m.key) {
-                b.extend_from_slice(&[first as u8, 0, 0, 0, 0, 0, 0, 0]);
-                continue;
-            }
-            seen.push(m.key);
-            entries[order.iter().position(|&k| k == m.key).unwrap()] = b.len();
-            let a = &self.accounts[m.key];
-            let (signer, writable) = flags[m.key];
-            b.extend_from_slice(&[NON_DUP_MARKER, signer as u8, writable as u8, 0, 0, 0, 0, 0]);
-            b.extend_from_slice(&key(m.key));
-            b.extend_from_slice(&a.owner);
-            b.extend_from_slice(&a.lamports.to_le_bytes());
-            b.extend_from_slice(&(a.data.len() as u64).to_le_bytes());
-            b.extend_from_slice(&a.data);
-            b.resize(b.len() + MAX_PERMITTED_DATA_INCREASE, 0);
-            b.resize(b.len().next_multiple_of(DATA_ALIGN), 0);
-            b.extend_from_slice(&u64::MAX.to_le_bytes());
-        }
-        b.extend_from_slice(&(data.len() as u64).to_le_bytes());
-        b.extend_from_slice(data);
-        b.extend_from_slice(&PROGRAM);
-        b.resize(b.len().next_multiple_of(8), 0);
-        let words = b
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+    /// The runtime's input buffer for an instruction: each key in full at
+    /// its first position, with its flags merged over the instruction, and
+    /// a duplicate of that position wherever it comes again.
+    fn input(&self, metas: &[Meta], flags: &[(bool, bool); KEYS], data: &[u8]) -> InputBuffer {
+        let accounts: Vec<InputAccount> = metas
+            .iter()
+            .enumerate()
+            .map(
+                |(position, m)| match metas[..position].iter().position(|e| e.key == m.key) {
+                    Some(first) => InputAccount::Dup(first as u8),
+                    None => {
+                        let a = &self.accounts[m.key];
+                        let (signer, writable) = flags[m.key];
+                        InputAccount::Full {
+                            key: key(m.key),
+                            owner: a.owner,
+                            lamports: a.lamports,
+                            signer,
+                            writable,
+                            data: &a.data,
+                        }
+                    }
+                },
+            )
             .collect();
-        (words, entries)
+        InputBuffer::new(&accounts, data, &PROGRAM)
     }
 
     /// The invariants, over the accounts the instruction named.
@@ -482,12 +468,6 @@ impl Ledger {
             );
         }
     }
-}
-
-/// The buffer's bytes.
-fn bytemuck(words: &[u64]) -> &[u8] {
-    // SAFETY: the words viewed as bytes.
-    unsafe { std::slice::from_raw_parts(words.as_ptr() as *const u8, words.len() * 8) }
 }
 
 /// What the runtime checks of each account after an instruction; a

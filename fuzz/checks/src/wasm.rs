@@ -23,8 +23,8 @@ use curta_core::state::{self, StateBuffer, StateLayout};
 use curta_core::wasm;
 use curta_core::Error;
 
-use super::models::{self, Model};
-use super::source::Source;
+use crate::models::{self, Model};
+use crate::source::Source;
 
 /// The arena's size and where each buffer lives in it.
 const ARENA: usize = 0x70000;
@@ -186,7 +186,7 @@ fn setup(s: &mut Source) -> (Harness, bool) {
     let (checkpoint, tokenizer) = conversion_inputs();
     h.arena.put(CHECKPOINT, checkpoint);
     h.arena.put(TOKENIZER, tokenizer);
-    let prompt = super::runs::prompt(s);
+    let prompt = crate::runs::prompt(s);
     h.arena.put(PROMPT, &prompt);
     h.prompt_len = prompt.len();
     h.max_tokens = 1 + s.below(config.seq_len as usize) as u32;
@@ -297,7 +297,7 @@ fn call(h: &mut Harness, s: &mut Source, whole: bool) {
             let out = h.arg(s, OUTPUT, 20);
             // `plan_turn`, or `plan_turn_with` under any flags word and
             // allowance (legal or not).
-            let with = s.bool().then(|| (s.u32(), super::runs::allowance(s)));
+            let with = s.bool().then(|| (s.u32(), crate::runs::allowance(s)));
             let code = match with {
                 None => unsafe { wasm::plan_turn(c.ptr, st.ptr, st.len, out.ptr) },
                 Some((flags, allowance)) => unsafe {

@@ -1,9 +1,7 @@
 //! What each fuzz target checks, one module per target, in one copy: the
 //! targets in `fuzz/fuzz_targets/` call these functions under libFuzzer,
-//! and `program/tests/fuzz_regressions.rs` calls them on stable Rust over
-//! every committed corpus entry and crash reproducer (it includes this
-//! folder with `#[path]`, so it needs no dependency beyond curta-core and
-//! curta-program).
+//! and this crate's `tests/regressions.rs` calls them on stable Rust over
+//! every committed corpus entry and crash reproducer.
 //!
 //! Each `check` takes the fuzzer's bytes and panics on a finding: a panic
 //! of the code under test, or an invariant the target asserts.

@@ -19,9 +19,9 @@ use curta_core::state::{field, StateBuffer, StateLayout};
 use curta_core::tokenizer::{BOS, EOS};
 use curta_core::{output_text, output_tokens, Error, StateInfo};
 
-use super::models::{self, Model};
-use super::runs;
-use super::source::Source;
+use crate::models::{self, Model};
+use crate::runs;
+use crate::source::Source;
 
 /// Turns are counted until this many, past which a run is cut short (no
 /// model here needs nearly as many at the smallest allowance).
