@@ -225,7 +225,7 @@ fn call(h: &mut Harness, s: &mut Source, whole: bool) {
             Ok(_) => r.map_or_else(|e| e.code(), |_| 0),
         }
     };
-    match s.below(12) {
+    match s.below(13) {
         0 => {
             let c = h.config(s);
             let (prompt_len, max) = (s.below(1100) as u32, s.u8() as u32);
@@ -426,6 +426,40 @@ fn call(h: &mut Harness, s: &mut Source, whole: bool) {
                 bytes.fill(0xA5);
             }
             unsafe { wasm::dealloc(ptr, len) };
+        }
+        12 => {
+            // The state against itself, section zero or the prompt (a byte
+            // difference), or a prefix of itself (a length difference).
+            let c = h.config(s);
+            let expected = h.state_arg(s);
+            let at = [STATE, METADATA, PROMPT][s.below(3)];
+            let len = h.state_len - s.below(2) * s.below(h.state_len + 1);
+            let actual = h.arg(s, at, len);
+            let out = h.arg(s, OUTPUT, wasm::DIFFERENCE_LEN);
+            let (want, got) = (h.copy(STATE, h.state_len), h.copy(at, len));
+            let code = unsafe {
+                let (e, a) = (expected.ptr, actual.ptr);
+                wasm::state_difference(c.ptr, e, expected.len, a, actual.len, out.ptr)
+            };
+            assert!(code <= 8);
+            if c.right && expected.right && actual.right && out.right && whole {
+                assert_eq!(code, code_of(Ok(())));
+                if arena_config.is_ok() {
+                    let words = match state::diff::first_difference(&config, &want, &got) {
+                        None => (String::new(), String::new()),
+                        Some(d @ state::diff::Difference::Value { place, .. }) => {
+                            (place.to_string(), d.to_string())
+                        }
+                        Some(d) => ("state length".into(), d.to_string()),
+                    };
+                    let written = h.copy(OUTPUT, wasm::DIFFERENCE_LEN);
+                    let place_len = u32::from_le_bytes(written[..4].try_into().unwrap()) as usize;
+                    let words_len = u32::from_le_bytes(written[4..8].try_into().unwrap()) as usize;
+                    let place = &written[8..8 + place_len];
+                    let report = &written[8 + place_len..8 + place_len + words_len];
+                    assert_eq!((place, report), (words.0.as_bytes(), words.1.as_bytes()));
+                }
+            }
         }
         _ => {
             // The host overwrites its own memory: a state, a section, the
