@@ -187,7 +187,7 @@ test-e2e: setup-host models build-sbf
 # that says so, the run finished and closed by its opener. Every run's
 # final state is its golden receipt's or the native replay's, the
 # validator's history shows every turn landed once, and every signer's
-# balance change is its fees plus royalties. About 3 minutes.
+# balance change is its fees plus royalties. About 2 minutes.
 test-faults: setup-host models build-sbf
 	cd $(ROOT) && $(HOST_BUILD)
 	cd $(ROOT) && $(HARNESS_ENV) cargo test -p curta-harness --test faults -- --nocapture --test-threads 1
