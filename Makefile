@@ -38,7 +38,7 @@ WASM_BUILD_STD := std,panic_abort
 # Every target: none names a file it makes (`models` is also a folder).
 .PHONY: setup setup-sbf setup-host setup-js setup-browser setup-fuzz models \
 	build-sbf build-sbf-probe build-wasm demo localnet localnet-15m web web-build \
-	test lint lint-host test-core test-program test-localnet test-e2e test-bitexact test-costs \
+	test lint lint-host test-core test-program test-localnet test-e2e test-faults test-bitexact test-costs \
 	test-wasm test-web test-idl test-js-chain test-browser test-reproducible \
 	golden bench fuzz fuzz-seeds
 
@@ -124,11 +124,11 @@ demo: setup build-sbf
 	cd $(ROOT) && $(HARNESS_ENV) $(CURTA_BIN_DIR)/demo "Once upon a time" 12
 
 # Every test: the core's and the program's unit tests, the program on the
-# SBF VM and on the local validator, the client end to end, the
-# bit-exactness harness with its compute-unit report, the JS package (the
-# module, the IDL, the chain client and the page), and two clean builds of
-# the program giving the same bytes.
-test: setup lint test-core test-program test-localnet test-e2e test-bitexact test-costs test-wasm test-web test-reproducible
+# SBF VM and on the local validator, the client end to end and under load
+# and faults, the bit-exactness harness with its compute-unit report, the
+# JS package (the module, the IDL, the chain client and the page), and two
+# clean builds of the program giving the same bytes.
+test: setup lint test-core test-program test-localnet test-e2e test-faults test-bitexact test-costs test-wasm test-web test-reproducible
 
 # The JavaScript side beyond the module: the IDL and its generated client
 # against curta_core::protocol, the chain client on curta-localnet, the
@@ -182,6 +182,20 @@ test-localnet: setup-host build-sbf
 test-e2e: setup-host models build-sbf
 	cd $(ROOT) && $(HOST_BUILD)
 	cd $(ROOT) && $(HARNESS_ENV) cargo test -p curta-harness --test e2e
+
+# The curta client under load and faults, each scenario on a curta-localnet
+# of its own: eight stories260K runs from four openers generated at once
+# (turns per block, compute units per block and per run account, turns
+# resent, seconds); the validator SIGKILLed mid-upload and mid-crank and
+# restarted on its ledger, the same command run again finishing with
+# nothing paid twice; a cranker out of lamports stopping with one error
+# that says so, the run finished and closed by its opener. Every run's
+# final state is its golden receipt's or the native replay's, the
+# validator's history shows every turn landed once, and every signer's
+# balance change is its fees plus royalties. About 2 minutes.
+test-faults: setup-host models build-sbf
+	cd $(ROOT) && $(HOST_BUILD)
+	cd $(ROOT) && $(HARNESS_ENV) cargo test -p curta-harness --test faults -- --nocapture --test-threads 1
 
 # The JavaScript chain client (sdk/src/chain/) on curta-localnet, from
 # Node's test runner: upload stories260K, the golden reference and T=0.8

@@ -323,6 +323,11 @@ pub async fn crank(
     let mut following = false;
     let mut still_polls = 0;
     let mut height_checked = Instant::now();
+    // A fee payer must keep the rent-exempt minimum after the fee: a turn
+    // it cannot pay is dropped unseen by the validator, not failed, so the
+    // balance is watched instead of resending such turns until they expire.
+    let keep = cluster.rent(0).await?;
+    let per_signature = cluster.lamports_per_signature().await?;
 
     while confirmed < n {
         if going_back && settled(&flights[confirmed..]) {
@@ -480,6 +485,23 @@ pub async fn crank(
         if height_checked.elapsed() > Duration::from_secs(2) {
             height_checked = Instant::now();
             let height = cluster.block_height().await?;
+            if let Some(idx) = (confirmed..n).find(|&i| flights[i].is_none()) {
+                let priority = match opts.priority_ramp {
+                    true => ramp_lamports(steps[idx].turns_before, period),
+                    false => 0,
+                };
+                let signer = cluster.payer_key();
+                let balance = cluster.balance(&signer).await?;
+                if let Some(short) = short_of_fees(
+                    &signer,
+                    balance,
+                    keep,
+                    per_signature + priority,
+                    steps[idx].turns_before + 1,
+                ) {
+                    return Err(Error::new(short));
+                }
+            }
             for (flight, tries) in flights.iter_mut().zip(attempts.iter_mut()).skip(confirmed) {
                 if flight.is_some_and(|f| f.slot.is_none() && f.last_valid < height) {
                     *flight = None;
@@ -500,6 +522,27 @@ pub async fn crank(
     }
     out.seconds = started.elapsed().as_secs_f64();
     Ok(out)
+}
+
+/// Why the signer cannot pay turn `turn`'s fee, when it cannot: after the
+/// fee a fee payer must still hold `keep` (the rent-exempt minimum).
+pub fn short_of_fees(
+    signer: &Pubkey,
+    balance: u64,
+    keep: u64,
+    fee: u64,
+    turn: u64,
+) -> Option<String> {
+    if balance >= keep.saturating_add(fee) {
+        return None;
+    }
+    Some(format!(
+        "the signer {signer} ran out of lamports at turn {turn}: it has {}, and a turn's fee \
+         ({fee} lamports) must leave it the {} a fee payer keeps; {}",
+        crate::output::sol(balance),
+        crate::output::sol(keep),
+        crate::funds::how_to_fund(signer)
+    ))
 }
 
 async fn send_turn(
@@ -676,4 +719,25 @@ async fn resync(cluster: &Cluster, ctx: &RunContext, replay: &Replay, at: usize)
         );
     }
     Ok(done - at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signer_short_of_a_turns_fee_says_so() {
+        let signer = Pubkey::new_unique();
+        let keep = 890_880;
+        assert_eq!(short_of_fees(&signer, keep + 5_000, keep, 5_000, 3), None);
+        let said = short_of_fees(&signer, keep + 4_999, keep, 5_000, 3).expect("short");
+        assert!(
+            said.starts_with(&format!(
+                "the signer {signer} ran out of lamports at turn 3: it has 0.000895879 SOL, and \
+                 a turn's fee (5000 lamports) must leave it the 0.000890880 SOL a fee payer keeps"
+            )) && said.contains("curta airdrop"),
+            "{said}"
+        );
+        assert!(short_of_fees(&signer, 0, keep, 5_000, 1).is_some());
+    }
 }

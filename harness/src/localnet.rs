@@ -7,6 +7,10 @@
 //! println!("{} {}", net.rpc_url(), net.payer_path().display());
 //! ```
 //!
+//! [`Localnet::kill`] SIGKILLs the validator and keeps its ledger, and
+//! [`Localnet::restart`] starts it again on that ledger and the same ports
+//! (`curta-localnet --keep-ledger`), for tests of a validator that dies.
+//!
 //! Each instance takes a block of 50 ports in 20000..32000 (below the
 //! kernel's ephemeral range), held by a lock file for its lifetime, so
 //! validators of parallel tests and test processes never share a port: the
@@ -123,6 +127,10 @@ pub struct Localnet {
     stderr: Arc<Mutex<Vec<String>>>,
     started_in: Duration,
     keep_log: bool,
+    /// The executable and its flags, for [`Localnet::restart`].
+    binary: PathBuf,
+    args: Vec<OsString>,
+    ready_timeout: Duration,
     _ports: File,
 }
 
@@ -215,26 +223,102 @@ impl Localnet {
         let log = dir.join("ledger.log");
         let payer = dir.join("payer.json");
 
-        let mut cmd = Command::new(&binary);
-        cmd.arg("--ledger")
-            .arg(&ledger)
-            .arg("--log")
-            .arg(&log)
-            .arg("--payer-keypair")
-            .arg(&payer)
-            .arg("--dynamic-port-range")
-            .arg(format!("{}-{}", base, base + DYNAMIC_PORTS))
-            .args(["--gossip-port", "0"])
-            .args(["--rpc-port", &(base + DYNAMIC_PORTS).to_string()])
-            .args(["--faucet-port", &(base + DYNAMIC_PORTS + 2).to_string()])
-            .arg("--stop-on-stdin-close");
+        let mut args: Vec<OsString> = vec![
+            "--ledger".into(),
+            ledger.clone().into(),
+            "--log".into(),
+            log.clone().into(),
+            "--payer-keypair".into(),
+            payer.clone().into(),
+            "--dynamic-port-range".into(),
+            format!("{}-{}", base, base + DYNAMIC_PORTS).into(),
+            "--gossip-port".into(),
+            "0".into(),
+            "--rpc-port".into(),
+            (base + DYNAMIC_PORTS).to_string().into(),
+            "--faucet-port".into(),
+            (base + DYNAMIC_PORTS + 2).to_string().into(),
+            "--stop-on-stdin-close".into(),
+        ];
         for (address, so) in &b.programs {
-            cmd.arg("--bpf-program").arg(address).arg(so);
+            args.extend(["--bpf-program".into(), address.into(), so.clone().into()]);
         }
         if b.legacy_block_limits {
-            cmd.arg("--legacy-block-limits");
+            args.push("--legacy-block-limits".into());
         }
-        cmd.args(&b.args)
+        args.extend(b.args);
+
+        let mut net = Localnet {
+            stdin: None,
+            child: None,
+            dir,
+            ledger,
+            log,
+            payer,
+            rpc_url: String::new(),
+            websocket_url: String::new(),
+            faucet_addr: SocketAddr::from((Ipv4Addr::LOCALHOST, base + DYNAMIC_PORTS + 2)),
+            block_limits: None,
+            status: Vec::new(),
+            stderr: Arc::new(Mutex::new(Vec::new())),
+            started_in: Duration::ZERO,
+            keep_log: false,
+            binary,
+            args,
+            ready_timeout: b.ready_timeout,
+            _ports: ports,
+        };
+        match net.spawn(&[]) {
+            Ok(()) => Ok(net),
+            Err(what) => Err(net.fail(&what)),
+        }
+    }
+
+    /// SIGKILLs the validator's process group, as a crash or a power cut
+    /// would stop it: nothing is flushed or cleaned up, and the ledger is
+    /// kept for [`Localnet::restart`].
+    pub fn kill(&mut self) -> Result<ExitStatus, String> {
+        let Some(mut child) = self.child.take() else {
+            return Err("the validator was already stopped".into());
+        };
+        let group = child.id() as libc::pid_t;
+        // SAFETY: kill(2) on the child's process group.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+        let status = child
+            .wait()
+            .map_err(|e| format!("cannot wait for the validator: {e}"));
+        self.stdin.take();
+        status
+    }
+
+    /// Starts the validator again after [`Localnet::kill`], on the same ledger, ports and payer
+    /// (`--keep-ledger`: the chain goes on from the last slot it wrote, the
+    /// genesis flags no longer apply). The RPC URL stays the same.
+    pub fn restart(&mut self) -> Result<(), String> {
+        if self.child.is_some() {
+            return Err("the validator is running: kill it first".into());
+        }
+        self.status.clear();
+        let rpc_url = std::mem::take(&mut self.rpc_url);
+        self.spawn(&["--keep-ledger"]).map_err(|what| {
+            self.keep_log = true;
+            format!(
+                "curta-localnet, restarted on {}: {what}",
+                self.ledger.display()
+            )
+        })?;
+        if self.rpc_url != rpc_url {
+            return Err(format!("restarted at {}, not {rpc_url}", self.rpc_url));
+        }
+        Ok(())
+    }
+
+    /// Spawns the process with the flags kept and `extra`, and waits for
+    /// its status lines and its RPC; on failure, what went wrong.
+    fn spawn(&mut self, extra: &[&str]) -> Result<(), String> {
+        let mut cmd = Command::new(&self.binary);
+        cmd.args(&self.args)
+            .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -245,12 +329,12 @@ impl Localnet {
         let spawned = Instant::now();
         let mut child = cmd
             .spawn()
-            .map_err(|e| format!("cannot run {}: {e}", binary.display()))?;
+            .map_err(|e| format!("cannot run {}: {e}", self.binary.display()))?;
 
-        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let stderr = self.stderr.clone();
         {
             let pipe = child.stderr.take().expect("piped stderr");
-            let tail = stderr.clone();
+            let tail = stderr;
             std::thread::spawn(move || {
                 for line in BufReader::new(pipe).lines().map_while(Result::ok) {
                     let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
@@ -271,47 +355,32 @@ impl Localnet {
                 }
             });
         }
+        self.stdin = child.stdin.take();
+        self.child = Some(child);
 
-        let mut net = Localnet {
-            stdin: child.stdin.take(),
-            child: Some(child),
-            dir,
-            ledger,
-            log,
-            payer,
-            rpc_url: String::new(),
-            websocket_url: String::new(),
-            faucet_addr: SocketAddr::from((Ipv4Addr::LOCALHOST, base + DYNAMIC_PORTS + 2)),
-            block_limits: None,
-            status: Vec::new(),
-            stderr,
-            started_in: Duration::ZERO,
-            keep_log: false,
-            _ports: ports,
-        };
-        let deadline = spawned + b.ready_timeout;
+        let deadline = spawned + self.ready_timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match rx.recv_timeout(left) {
                 Ok(line) => {
-                    let done = net.read_status_line(&line);
-                    net.status.push(line);
+                    let done = self.read_status_line(&line);
+                    self.status.push(line);
                     if done {
                         break;
                     }
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    return Err(net.fail(&format!(
+                    return Err(format!(
                         "printed no JSON RPC URL within {} s",
-                        b.ready_timeout.as_secs()
-                    )))
+                        self.ready_timeout.as_secs()
+                    ))
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    return Err(net.fail("exited during start-up"));
+                    return Err("exited during start-up".into());
                 }
             }
         }
-        let rpc = rpc_addr(&net.rpc_url)?;
+        let rpc = rpc_addr(&self.rpc_url)?;
         loop {
             let health = rpc_call(rpc, "getHealth");
             let blockhash = rpc_call(rpc, "getLatestBlockhash");
@@ -321,17 +390,16 @@ impl Localnet {
                 break;
             }
             if Instant::now() > deadline {
-                let what = format!(
+                return Err(format!(
                     "did not answer getHealth and getLatestBlockhash at {} (last: {health:?}, \
                      {blockhash:?})",
-                    net.rpc_url
-                );
-                return Err(net.fail(&what));
+                    self.rpc_url
+                ));
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        net.started_in = spawned.elapsed();
-        Ok(net)
+        self.started_in = spawned.elapsed();
+        Ok(())
     }
 
     /// Takes in one status line; true on the last (`JSON RPC URL`).

@@ -11,7 +11,7 @@ use super::args::{CrankArgs, RunCommand};
 use super::{addr, Globals};
 use crate::artifact::Artifact;
 use crate::crank::{self, Cranked, TurnRecord};
-use crate::errors::Result;
+use crate::errors::{Error, Result};
 use crate::model;
 use crate::output::{count, hex, sol, thousands, Outcome};
 use crate::params;
@@ -39,7 +39,14 @@ pub async fn run(g: &Globals, cmd: &RunCommand) -> Result<()> {
                 .map(|p| Artifact::load(p, None))
                 .transpose()?;
             let ctx = crank::context(c, &key, local).await?;
-            let out = crank_with_progress(c, &ctx, crank, false).await?;
+            let out = crank_with_progress(c, &ctx, crank, false)
+                .await
+                .map_err(|e| {
+                    Error::new(format!(
+                        "{e}\nthe run {key} stays open: running the same command again resumes \
+                         it, and `curta run close {key}` returns its deposit to its opener"
+                    ))
+                })?;
             g.print(&out);
         }
         RunCommand::Show { run } => {

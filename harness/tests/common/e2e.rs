@@ -1,0 +1,393 @@
+//! What the tests on a real validator share (`e2e`, `faults`): a
+//! `curta-localnet` and a work folder per test, the golden runs' specs,
+//! receipts and arguments, a crank's turns checked against its receipt, and
+//! the validator's transaction history, decoded.
+
+#![allow(dead_code)] // each test file uses its own part
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use curta_core::protocol::Instruction as CurtaIx;
+use curta_harness::localnet::Localnet;
+use curta_harness::manifest::{self, RunSpec};
+use curta_harness::receipt::Receipt;
+use serde_json::{json, Value};
+use solana_commitment_config::CommitmentConfig;
+use solana_pubkey::Pubkey;
+use solana_rpc_client::rpc_client::{GetConfirmedSignaturesForAddress2Config, RpcClient};
+use solana_rpc_client_api::request::RpcRequest;
+use solana_signature::Signature;
+use solana_transaction::{Transaction, TransactionError};
+
+pub fn start() -> Localnet {
+    let net = Localnet::builder()
+        .binary(env!("CARGO_BIN_EXE_curta-localnet"))
+        .start()
+        .unwrap_or_else(|e| panic!("{e}"));
+    eprintln!(
+        "curta-localnet at {} ready in {:.1} s",
+        net.rpc_url(),
+        net.started_in().as_secs_f64()
+    );
+    net
+}
+
+/// A fresh folder under target/e2e for one test.
+pub fn workdir(name: &str) -> PathBuf {
+    let dir = curta_harness::root()
+        .join("target/e2e")
+        .join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("target/e2e");
+    dir
+}
+
+pub fn rpc(net: &Localnet) -> RpcClient {
+    RpcClient::new_with_commitment(net.rpc_url().to_string(), CommitmentConfig::confirmed())
+}
+
+pub fn so() -> PathBuf {
+    let so = curta_harness::deploy_dir().join("curta_program.so");
+    assert!(
+        so.is_file(),
+        "{} is missing: run `make build-sbf`",
+        so.display()
+    );
+    so
+}
+
+pub fn spec(name: &str) -> RunSpec {
+    manifest::load()
+        .into_iter()
+        .find(|r| r.name == name)
+        .unwrap_or_else(|| panic!("{name} is not in golden/manifest.json"))
+}
+
+pub fn golden(name: &str) -> Receipt {
+    Receipt::load(name).unwrap_or_else(|| panic!("no golden receipt for {name}"))
+}
+
+pub fn ok<T>(r: Result<T, String>) -> T {
+    r.unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The arguments of a run's parameters, temperature as a decimal.
+pub fn run_args(spec: &RunSpec) -> Vec<String> {
+    let t = spec.temperature_q16;
+    // Every manifest temperature is a decimal the client rounds back to
+    // exactly this q16 (0.8 is 52,429).
+    let temperature = format!("{}", (t as f64 / 65_536.0 * 1e4).round() / 1e4);
+    vec![
+        "--prompt".into(),
+        String::from_utf8(spec.prompt.clone()).expect("UTF-8 prompt"),
+        "--max-tokens".into(),
+        spec.max_tokens.to_string(),
+        "--temperature".into(),
+        temperature,
+        "--seed".into(),
+        spec.seed.to_string(),
+    ]
+}
+
+pub fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Checks a crank's turns against the golden receipt: every turn's state
+/// hash, in order, and the tokens of each.
+pub fn check_turns(name: &str, crank: &Value, receipt: &Receipt) {
+    let turns = crank["turns"].as_array().expect("turns");
+    for t in turns {
+        let n = t["turn"].as_u64().expect("turn") as usize;
+        let want = &receipt.turns[n];
+        assert_eq!(
+            t["state_sha256"].as_str(),
+            Some(want.state_sha256.as_str()),
+            "{name}: turn {n}'s state differs from the golden receipt"
+        );
+        assert_eq!(
+            t["generated"].as_u64(),
+            Some(want.generated as u64),
+            "{name}: turn {n}"
+        );
+    }
+    assert_eq!(
+        crank["final_state_sha256"].as_str(),
+        receipt.turns.last().map(|t| t.state_sha256.as_str()),
+        "{name}: final state"
+    );
+}
+
+/// Every transaction that names `address`, oldest first, with its
+/// instructions, fee and error.
+pub struct Landed {
+    pub signature: Signature,
+    pub slot: u64,
+    pub tx: Transaction,
+    pub fee: u64,
+    /// The compute units it consumed (the program's and the builtins').
+    pub cu: u64,
+    pub err: Option<TransactionError>,
+}
+
+pub fn history(rpc: &RpcClient, address: &Pubkey) -> Vec<Landed> {
+    let mut sigs = vec![];
+    let mut before = None;
+    loop {
+        let page = rpc
+            .get_signatures_for_address_with_config(
+                address,
+                GetConfirmedSignaturesForAddress2Config {
+                    before,
+                    until: None,
+                    limit: Some(1000),
+                    commitment: Some(CommitmentConfig::confirmed()),
+                },
+            )
+            .expect("getSignaturesForAddress");
+        let Some(last) = page.last() else { break };
+        before = Some(last.signature.parse().expect("signature"));
+        let n = page.len();
+        sigs.extend(page);
+        if n < 1000 {
+            break;
+        }
+    }
+    // Newest first, within a slot by falling position: reversed, oldest first.
+    sigs.reverse();
+    sigs.iter()
+        .map(|s| {
+            let signature: Signature = s.signature.parse().expect("signature");
+            let v: Value = rpc
+                .send(
+                    RpcRequest::GetTransaction,
+                    json!([s.signature, {"encoding": "base64", "commitment": "confirmed",
+                           "maxSupportedTransactionVersion": 0}]),
+                )
+                .expect("getTransaction");
+            use base64::Engine;
+            let raw = base64::engine::general_purpose::STANDARD
+                .decode(v["transaction"][0].as_str().expect("base64 transaction"))
+                .expect("base64");
+            let tx: Transaction = bincode::deserialize(&raw).expect("a legacy transaction");
+            Landed {
+                signature,
+                slot: s.slot,
+                tx,
+                fee: v["meta"]["fee"].as_u64().expect("fee"),
+                cu: v["meta"]["computeUnitsConsumed"].as_u64().unwrap_or(0),
+                err: serde_json::from_value(v["meta"]["err"].clone()).expect("err"),
+            }
+        })
+        .collect()
+}
+
+/// The curta instructions of a transaction, decoded, with their accounts.
+pub fn curta_ixs<'a>(tx: &'a Transaction, program: &Pubkey) -> Vec<(CurtaIx<'a>, Vec<Pubkey>)> {
+    let keys = &tx.message.account_keys;
+    tx.message
+        .instructions
+        .iter()
+        .filter(|i| keys[i.program_id_index as usize] == *program)
+        .filter_map(|i| {
+            let accounts = i.accounts.iter().map(|&a| keys[a as usize]).collect();
+            Some((CurtaIx::decode(&i.data)?, accounts))
+        })
+        .collect()
+}
+
+/// Waits for a stderr line that `done` accepts; panics if the process
+/// exits first.
+pub fn wait_for(
+    child: &mut std::process::Child,
+    lines: &std::sync::mpsc::Receiver<String>,
+    what: &str,
+    done: impl Fn(&str) -> bool,
+) {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        match lines.recv_timeout(Duration::from_millis(100)) {
+            Ok(line) if done(&line) => return,
+            Ok(_) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                panic!("curta exited before {what}: {:?}", child.wait())
+            }
+        }
+        assert!(Instant::now() < deadline, "no {what} in 300 s");
+    }
+}
+
+/// The receipt of a run without a golden one: the native replay's, turn
+/// by turn (each state's SHA-256 and tokens so far), then its text.
+pub fn native_receipt(spec: &RunSpec) -> Receipt {
+    use curta_harness::{models, native};
+    let art = models::artifact(&spec.model);
+    let m = models::metadata(&art);
+    let mut state = native::open(&m, spec);
+    let mut turns = vec![];
+    for turn in 0u64.. {
+        let info = curta_core::StateInfo::read(&state).expect("a checked state");
+        turns.push(curta_harness::receipt::TurnRecord {
+            turn,
+            state_sha256: curta_harness::sha256_hex(&state),
+            generated: info.generated,
+            planner_cu: 0,
+            program_cu: 0,
+        });
+        if info.complete {
+            break;
+        }
+        native::step(&art, &m, &mut state);
+    }
+    Receipt {
+        name: spec.name.clone(),
+        model: spec.model.clone(),
+        artifact_sha256: curta_harness::sha256_hex(&art),
+        turns,
+        tokens: curta_core::output_tokens(m.config, &state)
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect(),
+        text: curta_core::output_text(m.config, &state).to_vec(),
+    }
+}
+
+/// A run's turns as its history shows them.
+#[derive(Clone, Debug, Default)]
+pub struct TurnHistory {
+    /// Turns that landed: each expected turn count once, in order.
+    pub done: u64,
+    /// Turns that failed with `StaleTurn`, each sent early (never for a
+    /// turn already done).
+    pub stale: u64,
+    /// The fees of the transactions carrying a turn.
+    pub turn_fees: u64,
+    /// The fees of every transaction naming the run (open, turns, close).
+    pub all_fees: u64,
+    pub transactions: u64,
+    /// Slot and compute units of each landed turn.
+    pub landed: Vec<(u64, u64)>,
+}
+
+/// Reads a run's history and checks that every turn landed exactly once,
+/// in order, and that a failed turn only ever ran early.
+pub fn turn_history(rpc: &RpcClient, run: &Pubkey, program: &Pubkey) -> TurnHistory {
+    use curta_core::protocol::CurtaError;
+    use solana_instruction::error::InstructionError;
+    let mut h = TurnHistory::default();
+    for l in history(rpc, run) {
+        h.all_fees += l.fee;
+        h.transactions += 1;
+        for (ix, _) in curta_ixs(&l.tx, program) {
+            let CurtaIx::Turn { expected_turns } = ix else {
+                continue;
+            };
+            let expected = expected_turns.expect("the client sends expected turn counts");
+            h.turn_fees += l.fee;
+            match &l.err {
+                None => {
+                    assert_eq!(
+                        expected,
+                        h.done,
+                        "{run}: turn {} out of order",
+                        expected + 1
+                    );
+                    h.done += 1;
+                    h.landed.push((l.slot, l.cu));
+                }
+                Some(TransactionError::InstructionError(_, InstructionError::Custom(code))) => {
+                    assert_eq!(
+                        *code,
+                        CurtaError::StaleTurn as u32,
+                        "{run}: {}",
+                        l.signature
+                    );
+                    assert!(
+                        expected > h.done,
+                        "{run}: turn {} was paid for again after it was done ({})",
+                        expected + 1,
+                        l.signature
+                    );
+                    h.stale += 1;
+                }
+                Some(e) => panic!("{run}: turn {} failed: {e:?}", expected + 1),
+            }
+        }
+    }
+    h
+}
+
+/// Checks a sealed model's upload in the history: each chunk of each
+/// section written exactly once, no transaction failed, and no signature
+/// beyond an uninterrupted upload's. Returns the writes, the transactions
+/// and their fees.
+pub fn check_upload_once(
+    rpc: &RpcClient,
+    model: &Pubkey,
+    program: &Pubkey,
+    m: &Value,
+) -> (u64, u64, u64) {
+    use std::collections::BTreeMap;
+    let sections: Vec<(Pubkey, usize)> = m["sections"]
+        .as_array()
+        .expect("sections")
+        .iter()
+        .map(|s| {
+            let weight = s["weight"]
+                .as_str()
+                .expect("weight")
+                .parse()
+                .expect("address");
+            (weight, s["length"].as_u64().expect("length") as usize)
+        })
+        .collect();
+    let mut offsets: Vec<BTreeMap<u64, usize>> = vec![BTreeMap::new(); sections.len()];
+    let (mut fees, mut signatures, mut transactions) = (0, 0, 0);
+    for l in history(rpc, model) {
+        assert_eq!(l.err, None, "a failed transaction {}", l.signature);
+        for (ix, accounts) in curta_ixs(&l.tx, program) {
+            if let CurtaIx::Write { offset, .. } = ix {
+                let i = sections
+                    .iter()
+                    .position(|(w, _)| *w == accounts[1])
+                    .expect("a write to one of the model's sections");
+                *offsets[i].entry(offset).or_default() += 1;
+            }
+        }
+        fees += l.fee;
+        signatures += l.tx.signatures.len() as u64;
+        transactions += 1;
+    }
+    let chunk = 986;
+    let mut writes = 0;
+    for (i, ((_, len), offsets)) in sections.iter().zip(&offsets).enumerate() {
+        let want: Vec<u64> = (0..len.div_ceil(chunk))
+            .map(|k| (k * chunk) as u64)
+            .collect();
+        assert_eq!(
+            offsets.keys().copied().collect::<Vec<_>>(),
+            want,
+            "section {i}: chunks"
+        );
+        assert!(
+            offsets.values().all(|&n| n == 1),
+            "section {i}: a chunk written twice: {offsets:?}"
+        );
+        writes += want.len() as u64;
+    }
+    assert_eq!(fees, 5_000 * signatures, "every fee is a signature's");
+    // The model's creation and three bindings (two signatures each), the
+    // writes, three seals and the model's seal.
+    assert_eq!(
+        signatures,
+        2 * 4 + writes + 3 + 1,
+        "transactions beyond an uninterrupted upload's"
+    );
+    (writes, transactions, fees)
+}
