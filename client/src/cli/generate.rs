@@ -9,7 +9,7 @@ use curta_core::state::diff::first_difference;
 use serde_json::{json, Value};
 
 use super::args::CrankArgs;
-use super::run::crank_with_progress;
+use super::run::{crank_with_progress, stays_open};
 use super::{addr, Globals};
 use crate::artifact::Artifact;
 use crate::bail;
@@ -97,15 +97,8 @@ async fn generate(
     // The turns' and the close's fees, for the balance check at opening.
     let after_open = quoted.fees() - quoted.open_fees(prices.lamports_per_signature);
     let opened = runs::open(c, model, params, r.label, after_open).await?;
-    let stays_open = |e: Error| {
-        Error::new(format!(
-            "{e}\nthe run {} stays open: running the same command again resumes it, and `curta \
-             run close {}` returns its {} to you",
-            opened.run,
-            opened.run,
-            sol(opened.deposit)
-        ))
-    };
+    let returned = format!("its {} to you", sol(opened.deposit));
+    let stays_open = |e: Error| stays_open(e, &opened.run, &returned);
     let ctx = crank::context(c, &opened.run, Some(artifact))
         .await
         .map_err(stays_open)?;

@@ -41,12 +41,7 @@ pub async fn run(g: &Globals, cmd: &RunCommand) -> Result<()> {
             let ctx = crank::context(c, &key, local).await?;
             let out = crank_with_progress(c, &ctx, crank, false)
                 .await
-                .map_err(|e| {
-                    Error::new(format!(
-                        "{e}\nthe run {key} stays open: running the same command again resumes \
-                         it, and `curta run close {key}` returns its deposit to its opener"
-                    ))
-                })?;
+                .map_err(|e| stays_open(e, &key, "its deposit to its opener"))?;
             g.print(&out);
         }
         RunCommand::Show { run } => {
@@ -63,6 +58,16 @@ pub async fn run(g: &Globals, cmd: &RunCommand) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `e`, then that the run stays open, how to resume it, and that closing
+/// it returns `returned`: the last words of a command that stopped a run
+/// midway.
+pub(super) fn stays_open(e: Error, run: &Pubkey, returned: &str) -> Error {
+    Error::new(format!(
+        "{e}\nthe run {run} stays open: running the same command again resumes it, and `curta \
+         run close {run}` returns {returned}"
+    ))
 }
 
 impl Outcome for Opened {
