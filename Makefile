@@ -89,8 +89,7 @@ build-sbf-probe: build-sbf
 	@ls -l $(DEPLOY_DIR)/curta_program_probe.so
 
 build-wasm: setup-sbf
-	cd $(ROOT) && $(DEB_ENV) RUSTC_BOOTSTRAP=1 \
-		$(DEB_CARGO) rustc -p curta-core --lib --crate-type cdylib --features "$(WASM_FEATURES)" \
+	cd $(ROOT) && $(DEB_ENV) $(DEB_CARGO) rustc -p curta-core --lib --crate-type cdylib --features "$(WASM_FEATURES)" \
 		--target $(WASM_TARGET) --release --target-dir $(WASM_TARGET_DIR) \
 		-Zbuild-std=$(WASM_BUILD_STD)
 	install -D -m 0644 $(WASM_TARGET_DIR)/$(WASM_TARGET)/release/curta_core.wasm \
