@@ -10,6 +10,7 @@
 //! - `diff`: names the header field or buffer a state offset falls in.
 //! - `localnet`: a `curta-localnet` validator as a child process, for tests.
 //! - `curta`: the `curta` command line as a process, against a validator.
+//! - `proxy`: a fault-injecting JSON-RPC proxy in front of a validator.
 
 pub mod chain;
 pub mod costs;
@@ -20,6 +21,7 @@ pub mod localnet;
 pub mod manifest;
 pub mod models;
 pub mod native;
+pub mod proxy;
 pub mod receipt;
 pub mod replay;
 pub mod slope;
