@@ -16,9 +16,11 @@
 //!
 //! When the retries run out the error says in one line what the RPC did
 //! and for how long: "the RPC at URL rate-limits (HTTP 429 Too Many
-//! Requests): 8 retries over 21 s did not get through".
+//! Requests): 8 retries over 21 s did not get through". Until the RPC has
+//! answered once, a refused connection is retried only twice: a wrong
+//! --url fails in a second.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -94,17 +96,28 @@ pub fn gave_up(url: &str, fault: Fault, cause: &str, retries: u32, elapsed: Dura
         Fault::Unavailable(status) => format!("the RPC at {url} answers HTTP {status}"),
         Fault::Transport => format!("the RPC at {url} does not answer ({cause})"),
     };
+    let hint = match fault {
+        Fault::Transport => "; is the validator running and --url right?",
+        _ => "",
+    };
     format!(
-        "{what}: {retries} retries over {:.0} s did not get through",
+        "{what}: {retries} retries over {:.0} s did not get through{hint}",
         elapsed.as_secs_f64()
     )
 }
+
+/// Retries of a refused connection before the RPC has ever answered.
+const FIRST_RETRIES: u32 = 2;
 
 /// `HttpSender` with retries (see the module's comment).
 pub struct RetryingSender {
     inner: HttpSender,
     policy: Policy,
     retried: AtomicU64,
+    /// Whether the RPC has answered once: until it has, a request whose
+    /// connection is refused is retried at most twice, so that a wrong
+    /// --url fails in a second, not after the whole policy.
+    answered: AtomicBool,
 }
 
 impl RetryingSender {
@@ -113,6 +126,7 @@ impl RetryingSender {
             inner: HttpSender::new_with_timeout(url, timeout),
             policy,
             retried: AtomicU64::new(0),
+            answered: AtomicBool::new(false),
         }
     }
 
@@ -133,13 +147,21 @@ impl RpcSender for RetryingSender {
         let mut n = 0;
         loop {
             let e = match self.inner.send(request, params.clone()).await {
-                Ok(v) => return Ok(v),
+                Ok(v) => {
+                    self.answered.store(true, Ordering::Relaxed);
+                    return Ok(v);
+                }
                 Err(e) => e,
             };
             let Some(fault) = classify(&e) else {
                 return Err(e);
             };
-            if n >= self.policy.retries {
+            let refused = matches!(e.kind(), ErrorKind::Reqwest(r) if r.is_connect());
+            let retries = match !self.answered.load(Ordering::Relaxed) && refused {
+                true => self.policy.retries.min(FIRST_RETRIES),
+                false => self.policy.retries,
+            };
+            if n >= retries {
                 return Err(ErrorKind::Custom(gave_up(
                     &self.inner.url(),
                     fault,
@@ -214,6 +236,31 @@ mod tests {
              over 21 s did not get through"
         );
         assert!(!m.contains('\n'));
+    }
+
+    #[tokio::test]
+    async fn a_wrong_url_fails_fast() {
+        // A port nothing listens on (bound, then closed).
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let url = format!("http://127.0.0.1:{port}");
+        let sender = RetryingSender::new(&url, Duration::from_secs(5), Policy::default());
+        let started = Instant::now();
+        let e = sender
+            .send(RpcRequest::GetGenesisHash, serde_json::Value::Null)
+            .await
+            .unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(3));
+        let e = e.to_string();
+        assert!(
+            e.starts_with(&format!("Custom: the RPC at {url} does not answer ("))
+                && e.contains("2 retries over")
+                && e.ends_with("did not get through; is the validator running and --url right?"),
+            "{e}"
+        );
     }
 
     /// Against a local server: a request that only ever gets 503 gives up
