@@ -38,7 +38,7 @@ WASM_BUILD_STD := std,panic_abort
 # Every target: none names a file it makes (`models` is also a folder).
 .PHONY: setup setup-sbf setup-host setup-js setup-browser setup-fuzz models \
 	build-sbf build-sbf-probe build-wasm demo localnet localnet-15m web web-build \
-	test lint lint-host test-core test-program test-localnet test-e2e test-bitexact test-costs \
+	test lint lint-host test-core test-program test-localnet test-e2e test-rpc-faults test-bitexact test-costs \
 	test-wasm test-web test-idl test-js-chain test-browser test-reproducible \
 	golden bench fuzz fuzz-seeds
 
@@ -124,11 +124,12 @@ demo: setup build-sbf
 	cd $(ROOT) && $(HARNESS_ENV) $(CURTA_BIN_DIR)/demo "Once upon a time" 12
 
 # Every test: the core's and the program's unit tests, the program on the
-# SBF VM and on the local validator, the client end to end, the
+# SBF VM and on the local validator, the client end to end (and through an
+# RPC proxy that injects faults), the
 # bit-exactness harness with its compute-unit report, the JS package (the
 # module, the IDL, the chain client and the page), and two clean builds of
 # the program giving the same bytes.
-test: setup lint test-core test-program test-localnet test-e2e test-bitexact test-costs test-wasm test-web test-reproducible
+test: setup lint test-core test-program test-localnet test-e2e test-rpc-faults test-bitexact test-costs test-wasm test-web test-reproducible
 
 # The JavaScript side beyond the module: the IDL and its generated client
 # against curta_core::protocol, the chain client on curta-localnet, the
@@ -177,6 +178,19 @@ test-localnet: setup-host build-sbf
 test-e2e: setup-host models build-sbf
 	cd $(ROOT) && $(HOST_BUILD)
 	cd $(ROOT) && $(HARNESS_ENV) cargo test -p curta-harness --test e2e
+
+# The curta client through a fault-injecting RPC proxy (harness/src/proxy.rs,
+# loopback, seeded) in front of curta-localnet: stories260K uploaded and the
+# golden reference run generated, clean and then with requests dropped,
+# delayed, answered 429 and 503, cut mid-answer, stale slots and blockhashes
+# (every chunk and turn landed once, fees exactly the landed transactions');
+# a crank's first window swallowed, each turn sent again only after its
+# blockhash expired; a rate limit that never lifts, ending in one line that
+# says so, and the same command resuming. Prints requests, faults by kind
+# and time lost against the clean run; about three minutes.
+test-rpc-faults: setup-host models build-sbf
+	cd $(ROOT) && $(HOST_BUILD)
+	cd $(ROOT) && $(HARNESS_ENV) cargo test -p curta-harness --test rpc_faults -- --nocapture
 
 # The JavaScript chain client (sdk/src/chain/) on curta-localnet, from
 # Node's test runner: upload stories260K, the golden reference and T=0.8
