@@ -124,9 +124,10 @@ demo: setup build-sbf
 
 # Every test: the core's and the program's unit tests, the program on the
 # SBF VM and on the local validator, the client end to end and under load
-# and faults, the bit-exactness harness with its compute-unit report, the
-# JS package (the module, the IDL, the chain client and the page), and two
-# clean builds of the program giving the same bytes.
+# and faults (a validator that dies, an RPC that lies), the bit-exactness
+# harness with its compute-unit report, the JS package (the module, the
+# IDL, the chain client and the page), and two clean builds of the program
+# giving the same bytes.
 test: setup lint test-core test-program test-localnet test-e2e test-faults test-bitexact test-costs test-wasm test-web test-reproducible
 
 # The JavaScript side beyond the module: the IDL and its generated client
@@ -183,18 +184,25 @@ test-e2e: setup-host models build-sbf
 	cd $(ROOT) && $(HARNESS_ENV) cargo test -p curta-harness --test e2e
 
 # The curta client under load and faults, each scenario on a curta-localnet
-# of its own: eight stories260K runs from four openers generated at once
-# (turns per block, compute units per block and per run account, turns
-# resent, seconds); the validator SIGKILLed mid-upload and mid-crank and
-# restarted on its ledger, the same command run again finishing with
-# nothing paid twice; a cranker out of lamports stopping with one error
-# that says so, the run finished and closed by its opener. Every run's
-# final state is its golden receipt's or the native replay's, the
-# validator's history shows every turn landed once, and every signer's
-# balance change is its fees plus royalties. About 2 minutes.
+# of its own. harness/tests/faults.rs: eight stories260K runs from four
+# openers generated at once (turns per block, compute units per block and
+# per run account, turns resent, seconds); the validator SIGKILLed
+# mid-upload and mid-crank and restarted on its ledger, the same command
+# run again finishing with nothing paid twice; a cranker out of lamports
+# stopping with one error that says so, the run finished and closed by its
+# opener. harness/tests/rpc_faults.rs, through a fault-injecting RPC proxy
+# (harness/src/proxy.rs, loopback, seeded): stories260K uploaded and the
+# golden reference run generated, clean and then with requests dropped,
+# delayed, answered 429 and 503, cut mid-answer, stale slots and
+# blockhashes; a crank's first window swallowed, each turn sent again only
+# after its blockhash expired; a rate limit that never lifts, ending in
+# words, and the same command resuming. Every run's final state is its
+# golden receipt's or the native replay's, the validator's history shows
+# every chunk and turn landed once, and every signer's balance change is
+# its fees plus royalties. Prints each scenario's figures; about 5 minutes.
 test-faults: setup-host models build-sbf
 	cd $(ROOT) && $(HOST_BUILD)
-	cd $(ROOT) && $(HARNESS_ENV) cargo test -p curta-harness --test faults -- --nocapture --test-threads 1
+	cd $(ROOT) && $(HARNESS_ENV) cargo test -p curta-harness --test faults --test rpc_faults -- --nocapture --test-threads 1
 
 # The JavaScript chain client (sdk/src/chain/) on curta-localnet, from
 # Node's test runner: upload stories260K, the golden reference and T=0.8

@@ -295,6 +295,8 @@ pub fn rpc_error(e: &solana_rpc_client_api::client_error::Error) -> String {
             unreachable_rpc(r)
         }
         ErrorKind::Io(io) => unreachable_rpc(io),
+        // The retrying transport's own words (`transport::gave_up`).
+        ErrorKind::Custom(m) => m.clone(),
         // The RPC client reports any failure of getAccountInfo, a dropped
         // connection included, as "AccountNotFound: pubkey=...: <cause>".
         ErrorKind::RpcError(RpcError::ForUser(m))

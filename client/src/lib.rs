@@ -8,7 +8,7 @@
 //! | `plans` | The flows' transactions (upload, turns), built without I/O, which the client and the harness's SBF-VM executor both send |
 //! | `errors` | Errors in words, program errors by name and number |
 //! | `funds` | The signer's balance against what a command spends |
-//! | `cluster`, `rpc` | `--url`, `--keypair`, `--commitment`; the connection: accounts, blockhashes, signing, sending until landed |
+//! | `cluster`, `rpc`, `transport` | `--url`, `--keypair`, `--commitment`; the connection: accounts, blockhashes, signing, sending until landed; every request retried with backoff on a missing or unusable answer |
 //! | `journal`, `keys` | What makes a rerun safe: in-flight transactions journaled, account keys derived |
 //! | `sender`, `progress` | Many transactions in flight at once; progress bars or lines |
 //! | `artifact`, `model`, `params` | Weights held whole; models and configs on chain; a run's parameters |
@@ -39,4 +39,5 @@ pub mod rpc;
 pub mod runs;
 pub mod sender;
 pub mod settings;
+pub mod transport;
 pub mod upload;

@@ -3,6 +3,7 @@
 //! not), and settling what an interrupted curta journaled. Bulk and
 //! pipelined sending build on these (`sender`, `crank`).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -37,6 +38,11 @@ pub struct Cluster {
     pub journal: Journal,
     blockhash: Mutex<Option<Blockhash>>,
     lamports_per_signature: Mutex<Option<u64>>,
+    /// The highest block height any answer gave: an RPC that answers from
+    /// a stale node (or a cache) can say an earlier one, which must not
+    /// make a transaction still able to land look expired, nor an expired
+    /// one look alive.
+    height_seen: AtomicU64,
 }
 
 /// A blockhash and the last block height a transaction using it can land in.
@@ -87,10 +93,15 @@ impl Cluster {
         program_id: Pubkey,
         state_dir: &std::path::Path,
     ) -> Result<Cluster> {
-        let rpc = RpcClient::new_with_timeout_and_commitment(
-            url.clone(),
-            Duration::from_secs(120),
-            commitment,
+        // Every request retried with backoff on a missing or unusable
+        // answer (`transport`), the one place the client retries one.
+        let rpc = RpcClient::new_sender(
+            crate::transport::RetryingSender::new(
+                &url,
+                Duration::from_secs(120),
+                crate::transport::Policy::default(),
+            ),
+            solana_rpc_client::rpc_client::RpcClientConfig::with_commitment(commitment),
         );
         let genesis_hash = rpc
             .get_genesis_hash()
@@ -108,6 +119,7 @@ impl Cluster {
             journal,
             blockhash: Mutex::new(None),
             lamports_per_signature: Mutex::new(None),
+            height_seen: AtomicU64::new(0),
         })
     }
 
@@ -203,11 +215,19 @@ impl Cluster {
             .context("asking the rent-exempt minimum")
     }
 
+    /// The block height: the highest any answer has given (see
+    /// `height_seen`).
     pub async fn block_height(&self) -> Result<u64> {
-        self.rpc
+        let h = self
+            .rpc
             .get_block_height_with_commitment(self.commitment)
             .await
-            .context("asking the block height")
+            .context("asking the block height")?;
+        Ok(self.saw_height(h))
+    }
+
+    fn saw_height(&self, h: u64) -> u64 {
+        self.height_seen.fetch_max(h, Ordering::Relaxed).max(h)
     }
 
     pub async fn slot(&self) -> Result<u64> {
@@ -227,13 +247,31 @@ impl Cluster {
         self.fresh_blockhash().await
     }
 
-    /// The latest blockhash, asked now.
+    /// The latest blockhash, asked now. An answer older than one already
+    /// seen (a stale node's, or a cache's: its last valid block height is
+    /// below the previous blockhash's, or already passed) is asked again,
+    /// a few times, then taken: a transaction signed with it is sent again
+    /// only once its height has passed, so it costs time, never a fee.
     pub async fn fresh_blockhash(&self) -> Result<Blockhash> {
-        let (hash, last_valid_block_height) = self
-            .rpc
-            .get_latest_blockhash_with_commitment(self.commitment)
-            .await
-            .context("asking a recent blockhash")?;
+        let floor = self
+            .blockhash
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .map_or(0, |b| b.last_valid_block_height);
+        let mut tries = 0;
+        let (hash, last_valid_block_height) = loop {
+            let (hash, last_valid) = self
+                .rpc
+                .get_latest_blockhash_with_commitment(self.commitment)
+                .await
+                .context("asking a recent blockhash")?;
+            let height = self.height_seen.load(Ordering::Relaxed);
+            tries += 1;
+            if (last_valid >= floor && last_valid > height) || tries >= 5 {
+                break (hash, last_valid);
+            }
+            tokio::time::sleep(POLL).await;
+        };
         let b = Blockhash {
             hash,
             last_valid_block_height,
@@ -302,7 +340,10 @@ impl Cluster {
         Ok(self.rpc.send_transaction_with_config(tx, config).await?)
     }
 
-    /// Journals a transaction, then sends it once.
+    /// Journals a transaction, then sends it once (the transport retrying
+    /// a missing answer). Its signature when the node took it, and when
+    /// what became of it is unknown (no answer): then it is in flight as
+    /// far as the caller can tell. An error only when the node refused it.
     pub async fn send(
         &self,
         tx: &Transaction,
@@ -317,19 +358,25 @@ impl Cluster {
         };
         match self.rpc.send_transaction_with_config(tx, config).await {
             Ok(signature) => Ok(signature),
-            Err(e) => {
-                // The node answered with an error (a preflight refusal, a
-                // transaction it cannot read): it did not take the
-                // transaction, which can never land. A transport error
-                // leaves the outcome unknown, and the entry stays.
+            // The node answered with an error (a preflight refusal, a
+            // transaction it cannot read): it did not take the
+            // transaction, which can never land.
+            Err(e)
                 if matches!(
                     e.kind(),
                     ErrorKind::RpcError(RpcError::RpcResponseError { .. })
-                ) {
-                    self.journal.forget(&tx.signatures[0])?;
-                }
+                ) =>
+            {
+                self.journal.forget(&tx.signatures[0])?;
                 Err(self.refusal(tx, &e).await)
             }
+            // No answer, after the transport's retries: the transaction
+            // may have reached the cluster and may land. It stays in the
+            // journal and in flight, as if sent; its status will say, and
+            // only once its blockhash can no longer land is it signed anew.
+            // Sending it blind with another blockhash could pay twice. (An
+            // RPC that is gone for good fails the next status poll.)
+            Err(_) => Ok(tx.signatures[0]),
         }
     }
 

@@ -9,6 +9,7 @@
 //! - `chain`: the solana-program-test driver: accounts, upload, turns.
 //! - `localnet`: a `curta-localnet` validator as a child process, for tests.
 //! - `curta`: the `curta` command line as a process, against a validator.
+//! - `proxy`: a fault-injecting JSON-RPC proxy in front of a validator.
 
 pub mod chain;
 pub mod costs;
@@ -18,6 +19,7 @@ pub mod localnet;
 pub mod manifest;
 pub mod models;
 pub mod native;
+pub mod proxy;
 pub mod receipt;
 pub mod replay;
 pub mod slope;
