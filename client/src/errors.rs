@@ -25,6 +25,22 @@ impl Error {
         Error(format!("{what}: {}", self.0))
     }
 
+    /// The same failure, then on the same line what the user can do next
+    /// (`next` as a sentence of its own): an error is one line.
+    pub fn then(self, next: impl fmt::Display) -> Error {
+        let next = next.to_string();
+        let mut chars = next.chars();
+        let next: String = match chars.next() {
+            Some(first) => first.to_uppercase().chain(chars).collect(),
+            None => return self,
+        };
+        let stop = match self.0.ends_with(['.', '?', '!']) {
+            true => " ",
+            false => ". ",
+        };
+        Error(format!("{}{stop}{next}", self.0))
+    }
+
     pub fn message(&self) -> &str {
         &self.0
     }
@@ -330,6 +346,22 @@ pub fn log_tail(logs: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_to_do_next_is_a_sentence_on_the_errors_line() {
+        let e = Error::new("the RPC at U does not answer: 8 retries over 32 s did not get through");
+        assert_eq!(
+            e.then("the run R stays open").message(),
+            "the RPC at U does not answer: 8 retries over 32 s did not get through. The run R \
+             stays open"
+        );
+        let asked = Error::new("is the validator running and --url right?");
+        assert_eq!(
+            asked.then("run it again").message(),
+            "is the validator running and --url right? Run it again"
+        );
+        assert_eq!(Error::new("x").then("").message(), "x");
+    }
 
     #[test]
     fn program_errors_by_name_and_number() {

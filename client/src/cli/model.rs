@@ -8,7 +8,7 @@ use super::args::ModelCommand;
 use super::{addr, Globals};
 use crate::artifact::Artifact;
 use crate::bail;
-use crate::errors::{Error, Result};
+use crate::errors::Result;
 use crate::funds;
 use crate::keys;
 use crate::model::{self, ModelInfo};
@@ -97,9 +97,9 @@ async fn upload_model(
     let upload = upload::upload(c, a, &config_key, royalty, in_flight)
         .await
         .map_err(|e| {
-            Error::new(format!(
-                "{e}\nthe model {} is not sealed: running the same command again resumes the \
-                 upload, writing only what is missing",
+            e.then(format_args!(
+                "the model {} is not sealed: running the same command again resumes the upload, \
+                 writing only what is missing",
                 model_key.pubkey()
             ))
         })?;

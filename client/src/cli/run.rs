@@ -62,11 +62,11 @@ pub async fn run(g: &Globals, cmd: &RunCommand) -> Result<()> {
 
 /// `e`, then that the run stays open, how to resume it, and that closing
 /// it returns `returned`: the last words of a command that stopped a run
-/// midway.
+/// midway, on the error's line.
 pub(super) fn stays_open(e: Error, run: &Pubkey, returned: &str) -> Error {
-    Error::new(format!(
-        "{e}\nthe run {run} stays open: running the same command again resumes it, and `curta \
-         run close {run}` returns {returned}"
+    e.then(format_args!(
+        "the run {run} stays open: running the same command again resumes it, and `curta run \
+         close {run}` returns {returned}"
     ))
 }
 
