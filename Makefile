@@ -209,10 +209,14 @@ test-faults: setup-host models build-sbf
 # runs (every turn's state against the receipts), a client killed
 # mid-upload and mid-crank resuming with nothing paid twice, bad input
 # refused in words; prints the upload's time and transactions and the
-# crank's time.
+# crank's time. Then crankRun racing the Rust `curta run crank` (HOST_BUILD's
+# target/debug/curta, another signer) on three runs (race.test.js): every
+# turn landed once, each cranker's summary counting the other's, each
+# signer's fees; prints turns attempted per turn landed for each, in about
+# 30 s (5 to 15 s of racing); the whole target about 2.5 minutes.
 test-js-chain: setup-host models build-sbf build-wasm
 	cd $(ROOT) && $(HOST_BUILD)
-	cd $(ROOT) && CURTA_WASM=$(WASM_TARGET_DIR)/curta_core.wasm SBF_OUT_DIR=$(DEPLOY_DIR) CURTA_LOCALNET_BIN=$(LOCALNET) \
+	cd $(ROOT) && CURTA_WASM=$(WASM_TARGET_DIR)/curta_core.wasm SBF_OUT_DIR=$(DEPLOY_DIR) CURTA_LOCALNET_BIN=$(LOCALNET) CURTA_BIN=$(CURTA_BIN_DIR)/curta \
 		CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) node --test --test-concurrency=1 sdk/test/chain/
 
 # The stories15M shape (synthetic weights, llama2's tokenizer) on

@@ -10,7 +10,12 @@
 // order fails cheaply with StaleTurn. On such a failure the crank goes
 // back: it sends nothing new until every turn in flight has landed or
 // failed, then resends from the first turn not landed (go-back-N); a turn
-// whose blockhash expires unseen is resent the same way. Every turn asks
+// whose blockhash expires unseen is resent the same way. A crank that
+// finds the run moved by someone else (a failed turn, then the run's turn
+// count past its own) backs off as client/src/crank.rs does: it sends
+// nothing while the other moves the run, reading where it is every 0.8 s,
+// and takes the run over once it has stood still for three reads; so each
+// encounter costs at most the window it had in flight. Every turn asks
 // for one uniform compute-unit limit and a priority fee falling by 4
 // lamports a turn, so the scheduler runs them in order. Each landed
 // turn's receipt must equal the replay's field by field, and the final
@@ -131,9 +136,10 @@ export function programUnits(logs, programId) {
  * @property {number} turnsBefore the turn count when it started
  * @property {TurnRecord[]} turns
  * @property {{ turn: number, signature: string, slot: bigint, fee: bigint, error: string }[]} failed turn transactions that landed and failed (StaleTurn)
- * @property {number} turnsByOthers turns someone else sent meanwhile
+ * @property {number} turnsByOthers turns someone else sent meanwhile (`turnsBefore + turns.length + turnsByOthers` is the run's turn count at the end)
+ * @property {boolean} backedOff whether it found another cranker on the run and followed it, sending nothing, until it stopped
  * @property {string} finalStateSha256
- * @property {Uint8Array} text the text these turns added
+ * @property {Uint8Array} text the text the run's turns added since `turnsBefore`, someone else's included (their states were checked against the replay)
  * @property {bigint} fees
  * @property {number} transactions
  * @property {number} seconds from the first turn sent to the final state checked
@@ -188,6 +194,7 @@ export async function crankRun(client, runAddress, options = {}) {
     turns: [],
     failed: [],
     turnsByOthers: 0,
+    backedOff: false,
     finalStateSha256: hex(await sha256(replay.finalState)),
     text: new Uint8Array(0),
     fees: 0n,
@@ -203,6 +210,13 @@ export async function crankRun(client, runAddress, options = {}) {
   const attempts = steps.map(() => 0);
   let confirmed = 0;
   let goingBack = false;
+  // Someone else cranks this run too: send nothing while it moves the run
+  // (each poll reads where it is), and take over when it stops, rather
+  // than race a window of turns that would fail.
+  let following = false;
+  let stillPolls = 0;
+  /** @type {Uint8Array[]} */
+  const texts = [];
   let heightChecked = Date.now();
   const settledFrom = (/** @type {number} */ i) => flights.slice(i).every((f) => f === null || f.slot !== null);
 
@@ -230,10 +244,46 @@ export async function crankRun(client, runAddress, options = {}) {
     return { tx, cuLimit, slot: null };
   };
 
+  /**
+   * Moves past the turns the run ran beyond step `at` (`resync`): each of
+   * them that is this crank's own landed turn is checked and recorded as
+   * such, the rest were someone else's. Returns how many.
+   * @param {number} at
+   */
+  const catchUp = async (at) => {
+    const skipped = await resync(client, runAddress, replay, at);
+    for (let idx = at; idx < at + skipped; idx++) {
+      const f = flights[idx];
+      flights[idx] = null;
+      if (f && f.slot !== null) {
+        const info = await fetchTransaction(client, f.tx.signature);
+        const record = checkTurn(client, steps[idx], f, info, { run: runAddress, model: model.address, royalty: run.royalty });
+        options.onTurn?.(record);
+        out.turns.push(record);
+        texts.push(record.text);
+      } else {
+        // Its state is the replay's (`resync` checked), and so its text.
+        out.turnsByOthers += 1;
+        texts.push(steps[idx].text);
+      }
+    }
+    return skipped;
+  };
+
   while (confirmed < n) {
     if (options.signal?.aborted) throw options.signal.reason ?? new Error('the crank was stopped');
     if (goingBack && settledFrom(confirmed)) goingBack = false;
-    if (!goingBack) {
+    if (following && settledFrom(confirmed)) {
+      await sleep(FOLLOW_POLL_MS);
+      const skipped = await catchUp(confirmed);
+      confirmed += skipped;
+      stillPolls = skipped > 0 ? 0 : stillPolls + 1;
+      if (confirmed === n) break;
+      // The other cranker has stopped: this one takes the run over.
+      following = stillPolls < FOLLOW_STILL_POLLS;
+      if (following) continue;
+    }
+    if (!goingBack && !following) {
       for (let idx = confirmed; idx < Math.min(n, confirmed + window); idx++) {
         if (flights[idx] !== null) continue;
         // A new ramp starts only after the last one has landed.
@@ -279,17 +329,19 @@ export async function crankRun(client, runAddress, options = {}) {
       const record = checkTurn(client, steps[idx], f, infos[k], { run: runAddress, model: model.address, royalty: run.royalty });
       options.onTurn?.(record);
       out.turns.push(record);
+      texts.push(record.text);
       confirmed += 1;
     }
 
     // A failed turn with nothing before it in flight: the run is not where
     // the replay expects. Someone else moved it, or the failure was a reordering.
     if (confirmed < n && flights[confirmed] === null && attempts[confirmed] > 0 && goingBack && settledFrom(confirmed)) {
-      const skipped = await resync(client, runAddress, replay, confirmed);
+      const skipped = await catchUp(confirmed);
       if (skipped > 0) {
-        out.turnsByOthers += skipped;
-        for (let i = confirmed; i < confirmed + skipped; i++) flights[i] = null;
         confirmed += skipped;
+        following = true;
+        stillPolls = 0;
+        out.backedOff = true;
       }
     }
 
@@ -312,17 +364,18 @@ export async function crankRun(client, runAddress, options = {}) {
   const after = await fetchRunAccount(client, runAddress);
   const diff = firstDifference(core, model.configBytes, replay.finalState, after.state);
   if (diff) throw new CurtaReplayMismatch(`the run's final state differs from the module's replay: ${diff.words}`, { field: diff.field });
-  out.text = out.turns.reduce((acc, t) => {
-    const joined = new Uint8Array(acc.length + t.text.length);
-    joined.set(acc);
-    joined.set(t.text, acc.length);
-    return joined;
-  }, new Uint8Array(0));
+  out.text = new Uint8Array(texts.reduce((a, t) => a + t.length, 0));
+  texts.reduce((at, t) => (out.text.set(t, at), at + t.length), 0);
   out.fees = out.turns.reduce((a, t) => a + t.fee, 0n) + out.failed.reduce((a, t) => a + t.fee, 0n);
   out.transactions = out.turns.length + out.failed.length;
   out.seconds = (Date.now() - started) / 1000;
   return out;
 }
+
+/** How often a crank that found another cranker on the run reads where it is. */
+export const FOLLOW_POLL_MS = 800;
+/** Reads without the run moving after which the other cranker is taken to have stopped. */
+export const FOLLOW_STILL_POLLS = 3;
 
 /**
  * Checks a landed turn's receipt against the replay's step.
