@@ -64,7 +64,15 @@ setup: setup-sbf setup-host setup-js models
 # local validator share one dependency graph only when built together
 # this way; another package selection resolves other features and
 # rebuilds hundreds of crates.
-HOST_BUILD := cargo build -p curta-harness -p curta-client --bins --tests
+#
+# Every host cargo command of the harness and the client also lints them:
+# clippy-driver wraps rustc for the workspace's own crates only
+# (RUSTC_WORKSPACE_WRAPPER, as `cargo clippy` itself sets it), with warnings
+# as errors, so dependencies build as ever and clippy costs seconds of the
+# build instead of a second, check-mode pass over Agave's graph. All of them
+# run with it: a command without it would rebuild the workspace's crates.
+HOST_CARGO = RUSTC_WORKSPACE_WRAPPER="$$(rustup which clippy-driver)" CLIPPY_ARGS=-Dwarnings cargo
+HOST_BUILD = $(HOST_CARGO) build -p curta-harness -p curta-client --bins --tests
 LOCALNET := $${CARGO_TARGET_DIR:-$(ROOT)/target}/debug/curta-localnet
 
 build-sbf: setup-sbf
@@ -137,20 +145,16 @@ test-web: test-idl test-js-chain test-browser
 
 # Formatting and clippy, warnings as errors: the core, the program and the
 # fuzz checks (curta-fuzz-checks), and the fuzz targets' own workspace, in
-# seconds. The harness and the client
-# are `lint-host`'s: clippy checks their dependencies in its own (check)
-# mode, which a build's artifacts do not serve, so on a fresh machine it
-# means checking Agave's whole graph again, minutes that `make test` (and
-# CI) does not spend; run it after changing either (18 s once checked).
+# seconds. The harness and the client are linted by every build of theirs
+# (HOST_CARGO); `lint-host` is that build alone.
 lint:
 	cd $(ROOT) && cargo fmt --all -- --check
 	cd $(ROOT) && cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 	cd $(ROOT) && cargo clippy -q -p curta-core -p curta-program -p curta-fuzz-checks --all-targets --features curta-core/std -- -D warnings
 	cd $(ROOT) && cargo clippy -q --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
 
-# With HOST_BUILD's package selection, so features resolve as there.
 lint-host:
-	cd $(ROOT) && cargo clippy -q -p curta-harness -p curta-client --all-targets -- -D warnings
+	cd $(ROOT) && $(HOST_BUILD)
 
 # The workspace's default members' tests: the core's, the program's and the
 # fuzz checks' (curta-fuzz-checks), which replay every committed fuzz input
@@ -159,7 +163,7 @@ test-core: models
 	cd $(ROOT) && CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) cargo test
 
 test-program: setup build-sbf
-	cd $(ROOT) && $(HARNESS_ENV) cargo test -p curta-harness --test program
+	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test program
 
 # The local validator in the foreground (Ctrl-C stops it and removes its
 # ledger): JSON-RPC on http://127.0.0.1:8899, faucet on 9900, a funded
@@ -172,7 +176,7 @@ localnet: setup-host
 # curta-localnet through the harness's localnet module: RPC, faucet, fees,
 # transaction history, a preloaded program and the legacy block limits.
 test-localnet: setup-host build-sbf
-	cd $(ROOT) && cargo test -p curta-harness --test localnet
+	cd $(ROOT) && $(HOST_CARGO) test -p curta-harness --test localnet
 
 # The curta client on curta-localnet, run as a process: deploy through the
 # loader and verify, upload stories260K, the golden reference and T=0.8
@@ -181,7 +185,7 @@ test-localnet: setup-host build-sbf
 # with nothing paid twice, bad input refused in words.
 test-e2e: setup-host models build-sbf
 	cd $(ROOT) && $(HOST_BUILD)
-	cd $(ROOT) && $(HARNESS_ENV) cargo test -p curta-harness --test e2e
+	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test e2e
 
 # The curta client under load and faults, each scenario on a curta-localnet
 # of its own. harness/tests/faults.rs: eight stories260K runs from four
@@ -202,7 +206,7 @@ test-e2e: setup-host models build-sbf
 # its fees plus royalties. Prints each scenario's figures; about 5 minutes.
 test-faults: setup-host models build-sbf
 	cd $(ROOT) && $(HOST_BUILD)
-	cd $(ROOT) && $(HARNESS_ENV) cargo test -p curta-harness --test faults --test rpc_faults -- --nocapture --test-threads 1
+	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test faults --test rpc_faults -- --nocapture --test-threads 1
 
 # The JavaScript chain client (sdk/src/chain/) on curta-localnet, from
 # Node's test runner: upload stories260K, the golden reference and T=0.8
@@ -276,17 +280,17 @@ test-reproducible: build-sbf
 # Every golden run, turn by turn, on the SBF VM, natively and through the
 # WebAssembly module, against golden/; writes target/cu-report.md.
 test-bitexact: setup build-sbf build-wasm
-	cd $(ROOT) && $(HARNESS_ENV) cargo test -p curta-harness --lib --test bitexact -- --nocapture
+	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --lib --test bitexact -- --nocapture
 
 # Every chunk of every golden run on the measuring build, beside its
 # charge; writes target/cost-report.md, fails on a chunk over its charge.
 test-costs: setup build-sbf-probe
-	cd $(ROOT) && $(HARNESS_ENV) cargo test -p curta-harness --test costs -- --nocapture
+	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test costs -- --nocapture
 
 # Writes golden/receipts/ and golden/slopes.txt, only when the three targets
 # agree on every turn. Commit the result with a message that says why.
 golden: setup build-sbf build-wasm
-	cd $(ROOT) && $(HARNESS_ENV) cargo run -q -p curta-harness --bin golden
+	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) run -q -p curta-harness --bin golden
 
 # Native tokens and multiply-accumulates per second.
 bench: models

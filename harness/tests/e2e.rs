@@ -19,15 +19,12 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use curta_client::keys;
-use curta_core::protocol::{CurtaError, Instruction as CurtaIx};
 use curta_harness::curta::Curta;
 use curta_harness::models::artifact;
 use serde_json::Value;
-use solana_instruction::error::InstructionError;
 use solana_keypair::read_keypair_file;
 use solana_pubkey::Pubkey;
 use solana_signer::Signer;
-use solana_transaction::TransactionError;
 
 #[path = "common/e2e.rs"]
 mod shared;
@@ -538,35 +535,12 @@ fn killed_mid_upload_and_mid_crank_resumes_paying_nothing_twice() {
     // The run's history: every turn done once, in order; a turn that
     // failed (a reordering) only ever ran early, never after its turn was
     // done, so no turn was paid for twice.
-    let mut done = 0u64;
-    let mut stale = 0;
-    let mut turn_fees = 0;
-    for l in history(&rpc, &run_key) {
-        for (ix, _) in curta_ixs(&l.tx, &program) {
-            let CurtaIx::Turn { expected_turns } = ix else {
-                continue;
-            };
-            let expected = expected_turns.expect("the client sends expected turn counts");
-            turn_fees += l.fee;
-            match &l.err {
-                None => {
-                    assert_eq!(expected, done, "turn {} out of order", expected + 1);
-                    done += 1;
-                }
-                Some(TransactionError::InstructionError(_, InstructionError::Custom(code))) => {
-                    assert_eq!(*code, CurtaError::StaleTurn as u32);
-                    assert!(
-                        expected > done,
-                        "turn {} was paid for again after it was done ({})",
-                        expected + 1,
-                        l.signature
-                    );
-                    stale += 1;
-                }
-                Some(e) => panic!("turn {} failed: {e:?}", expected + 1),
-            }
-        }
-    }
+    let TurnHistory {
+        done,
+        stale,
+        turn_fees,
+        ..
+    } = turn_history(&rpc, &run_key, &program);
     assert_eq!(done, receipt.turns.len() as u64 - 1);
     // Without reorderings, exactly the quote's fees for the turns (the
     // quote's fees less the opening's two signatures and the closing's one).

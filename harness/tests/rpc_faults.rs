@@ -27,17 +27,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use curta_core::protocol::{CurtaError, Instruction as CurtaIx};
+use curta_core::protocol::Instruction as CurtaIx;
 use curta_harness::curta::Curta;
 use curta_harness::models::artifact;
 use curta_harness::proxy::{Faults, Proxy};
 use serde_json::Value;
-use solana_instruction::error::InstructionError;
 use solana_keypair::read_keypair_file;
 use solana_pubkey::Pubkey;
 use solana_rpc_client::rpc_client::RpcClient;
 use solana_signer::Signer;
-use solana_transaction::TransactionError;
 
 #[path = "common/e2e.rs"]
 mod shared;
@@ -62,87 +60,24 @@ fn lies(seed: u64) -> Faults {
     }
 }
 
-/// An upload's history: no transaction failed, every chunk written once,
-/// and the fees are a signature's each, an uninterrupted upload's count.
+/// An upload's history (`check_upload_once`): sealed, no transaction
+/// failed, every chunk written once, an uninterrupted upload's signatures.
+/// Returns its transactions and fees.
 fn check_upload(rpc: &RpcClient, curta: &Curta, program: &Pubkey, model: &str) -> (u64, u64) {
     let m = ok(curta.json(&["model", "show", model]));
     assert_eq!(m["status"], "sealed");
-    let sections: Vec<(Pubkey, usize)> = m["sections"]
-        .as_array()
-        .expect("sections")
-        .iter()
-        .map(|s| {
-            let weight = s["weight"].as_str().expect("weight").parse().expect("key");
-            (weight, s["length"].as_u64().expect("length") as usize)
-        })
-        .collect();
-    let mut offsets: Vec<BTreeMap<u64, usize>> = vec![BTreeMap::new(); sections.len()];
-    let (mut fees, mut signatures) = (0, 0);
-    for l in history(rpc, &model.parse().expect("model")) {
-        assert_eq!(l.err, None, "a failed transaction {}", l.signature);
-        for (ix, accounts) in curta_ixs(&l.tx, program) {
-            if let CurtaIx::Write { offset, .. } = ix {
-                let i = sections
-                    .iter()
-                    .position(|(w, _)| *w == accounts[1])
-                    .expect("a write to a section");
-                *offsets[i].entry(offset).or_default() += 1;
-            }
-        }
-        fees += l.fee;
-        signatures += l.tx.signatures.len() as u64;
-    }
-    let mut writes = 0;
-    for (i, ((_, len), offsets)) in sections.iter().zip(&offsets).enumerate() {
-        let want: Vec<u64> = (0..len.div_ceil(986)).map(|k| (k * 986) as u64).collect();
-        assert_eq!(
-            offsets.keys().copied().collect::<Vec<_>>(),
-            want,
-            "section {i}"
-        );
-        assert!(
-            offsets.values().all(|&n| n == 1),
-            "section {i}: a chunk written twice"
-        );
-        writes += want.len() as u64;
-    }
-    assert_eq!(fees, 5_000 * signatures, "every fee is a signature's");
-    assert_eq!(
-        signatures,
-        2 * 4 + writes + 3 + 1,
-        "transactions beyond an upload's"
-    );
-    (signatures, fees)
+    let (_, transactions, fees) =
+        check_upload_once(rpc, &model.parse().expect("model"), program, &m);
+    (transactions, fees)
 }
 
-/// A run's history: every turn landed once and in order, a failed turn
-/// only ever early (StaleTurn), never after its turn was done. Returns
-/// (turns landed, failed turns, the turns' fees).
+/// A run's history (`turn_history`): every turn landed once and in order,
+/// a failed turn only ever early, and all `turns` done. Returns (turns
+/// landed, failed turns, the turns' fees).
 fn check_run(rpc: &RpcClient, program: &Pubkey, run: &Pubkey, turns: u64) -> (u64, u64, u64) {
-    let (mut done, mut stale, mut fees) = (0u64, 0, 0);
-    for l in history(rpc, run) {
-        for (ix, _) in curta_ixs(&l.tx, program) {
-            let CurtaIx::Turn { expected_turns } = ix else {
-                continue;
-            };
-            let expected = expected_turns.expect("expected turn counts");
-            fees += l.fee;
-            match &l.err {
-                None => {
-                    assert_eq!(expected, done, "turn {} out of order", expected + 1);
-                    done += 1;
-                }
-                Some(TransactionError::InstructionError(_, InstructionError::Custom(code))) => {
-                    assert_eq!(*code, CurtaError::StaleTurn as u32);
-                    assert!(expected > done, "turn {} paid again", expected + 1);
-                    stale += 1;
-                }
-                Some(e) => panic!("turn {} failed: {e:?}", expected + 1),
-            }
-        }
-    }
-    assert_eq!(done, turns, "turns landed");
-    (done, stale, fees)
+    let h = turn_history(rpc, run, program);
+    assert_eq!(h.done, turns, "turns landed");
+    (h.done, h.stale, h.turn_fees)
 }
 
 /// `curta generate` of the reference run, checked against the golden
