@@ -143,6 +143,9 @@ export function setupChain(page) {
   // the run account and every transaction in flight are found again).
   void savedSession().then((s) => {
     if (s && s.phase !== 'done') {
+      // A mark that stays, for whoever watches the page (its tests): the
+      // status line moves on within milliseconds when little is left.
+      document.body.dataset.chainResumed = 'true';
       setStatus(`Resuming the run left by the last visit (session key, run of ${s.model}).`);
       void page.guarded(() => resume(page, s));
     }
