@@ -37,7 +37,7 @@ WASM_BUILD_STD := std,panic_abort
 
 # Every target: none names a file it makes (`models` is also a folder).
 .PHONY: setup setup-sbf setup-host setup-js setup-browser setup-fuzz models \
-	setup-sbf-v3 build-sbf-v3 build-sbf-probe-v3 test-bitexact-v3 test-costs-v3 \
+	setup-sbf-v3 build-sbf-v3 build-sbf-probe-v3 test-bitexact-v3 test-costs-v3 test-e2e-v3 \
 	build-sbf build-sbf-probe build-wasm demo localnet localnet-15m web web-build \
 	test lint lint-host test-core test-program test-localnet test-e2e test-faults test-bitexact test-costs \
 	test-wasm test-web test-idl test-js-chain test-browser test-reproducible \
@@ -338,6 +338,12 @@ V3_HARNESS_ENV = $(subst SBF_OUT_DIR=$(DEPLOY_DIR),SBF_OUT_DIR=$(DEPLOY_V3_DIR),
 test-bitexact-v3: setup build-sbf-v3 build-wasm
 	cd $(ROOT) && $(V3_HARNESS_ENV) cargo test -p curta-harness --lib --test bitexact -- --nocapture
 	cp $(ROOT)/target/cu-report.md $(ROOT)/target/cu-report-v3.md
+
+# test-e2e's tests (deploy through the upgradeable loader and verify, the
+# golden runs, kills and resumes, racing crankers) with the v3 .so.
+test-e2e-v3: setup-host models build-sbf-v3
+	cd $(ROOT) && $(HOST_BUILD)
+	cd $(ROOT) && $(V3_HARNESS_ENV) cargo test -p curta-harness --test e2e
 
 test-costs-v3: setup build-sbf-probe-v3
 	cd $(ROOT) && $(V3_HARNESS_ENV) cargo test -p curta-harness --test costs -- --nocapture
