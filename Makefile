@@ -37,6 +37,7 @@ WASM_BUILD_STD := std,panic_abort
 
 # Every target: none names a file it makes (`models` is also a folder).
 .PHONY: setup setup-sbf setup-host setup-js setup-browser setup-fuzz models \
+	setup-sbf-v3 build-sbf-v3 build-sbf-probe-v3 test-bitexact-v3 test-costs-v3 test-e2e-v3 \
 	build-sbf build-sbf-probe build-wasm demo localnet localnet-15m web web-build \
 	test lint lint-host test-core test-program test-localnet test-e2e test-faults test-bitexact test-costs \
 	test-wasm test-web test-idl test-js-chain test-browser test-reproducible \
@@ -44,6 +45,11 @@ WASM_BUILD_STD := std,panic_abort
 
 setup-sbf:
 	@bash $(ROOT)/scripts/setup-sbf.sh
+
+# setup-sbf, and sbpf-linker 0.2.6 on LLVM 22 in target/sbpf-linker-v3 for
+# the SBPF v3 build (about 6 CPU minutes the first time).
+setup-sbf-v3:
+	@bash $(ROOT)/scripts/setup-sbf.sh --v3
 
 # clang and libclang-dev, for RocksDB under the local validator.
 setup-host:
@@ -95,6 +101,43 @@ build-sbf-probe: build-sbf
 	install -D -m 0644 $(SBF_TARGET_DIR)/$(SBF_TARGET)/sbf/libcurta_program.so \
 		$(DEPLOY_DIR)/curta_program.so
 	@ls -l $(DEPLOY_DIR)/curta_program_probe.so
+
+# The SBPF v3 build (docs/sbf.md, "SBPF v3"), not yet the default: the same
+# crate and profile, relinked by sbpf-linker 0.2.6 (--arch=v3, its default)
+# into target/deploy-v3/curta_program.so, an ELF with e_machine EM_BPF and
+# e_flags 3. Its own target dirs; --deploy=false keeps the linker from
+# writing target/deploy/ (the v0 build's). The flags add to
+# .cargo/config.toml's: the stack size the v3 linker requires;
+# +allows-misaligned-mem-access, which 0.1.9 passes by itself (without it
+# LLVM splits unaligned accesses into bytes); and --disable-math-builtins,
+# so compiler_builtins' i128 and float routines (which SBF cannot compile
+# and the program never calls) are not exported and are dropped as
+# unreferenced: a call to one would fail the link.
+SBPF_LINKER_V3 := $(ROOT)/target/sbpf-linker-v3/bin/sbpf-linker
+SBF_V3_TARGET_DIR := $(ROOT)/target/sbf-v3
+PROBE_V3_TARGET_DIR := $(ROOT)/target/sbf-probe-v3
+DEPLOY_V3_DIR := $(ROOT)/target/deploy-v3
+SBF_V3_RUSTFLAGS := target.$(SBF_TARGET).rustflags=["-C","link-arg=--arch=v3","-C","link-arg=--cpu-features=+allows-misaligned-mem-access","-C","link-arg=--llvm-args=-bpf-stack-size=4096","-C","link-arg=--disable-math-builtins","-C","link-arg=--deploy=false"]
+SBF_V3_CARGO = cd $(ROOT) && $(DEB_ENV) LD_LIBRARY_PATH=$(LLVM_LINK_DIR) CARGO_TARGET_BPFEL_UNKNOWN_NONE_LINKER=$(SBPF_LINKER_V3) \
+	$(DEB_CARGO) build -p curta-program --lib --target $(SBF_TARGET) --profile sbf --config '$(SBF_V3_RUSTFLAGS)'
+# e_machine 247 (EM_BPF) and e_flags 3 (SBPF v3), or the recipe fails.
+CHECK_V3_ELF = llvm-readelf-22 -h $(1) | tr -s ' ' | grep -q -x ' Machine: EM_BPF' && \
+	llvm-readelf-22 -h $(1) | tr -s ' ' | grep -q -x ' Flags: 0x3' || { echo "$(1) is not an SBPF v3 ELF" >&2; exit 1; }
+
+build-sbf-v3: setup-sbf-v3
+	$(SBF_V3_CARGO) --target-dir $(SBF_V3_TARGET_DIR)
+	install -D -m 0644 $(SBF_V3_TARGET_DIR)/$(SBF_TARGET)/sbf/libcurta_program.so \
+		$(DEPLOY_V3_DIR)/curta_program.so
+	@$(call CHECK_V3_ELF,$(DEPLOY_V3_DIR)/curta_program.so)
+	@ls -l $(DEPLOY_V3_DIR)/curta_program.so
+
+# The measuring build (cost-probe) on SBPF v3, for `make test-costs-v3`.
+build-sbf-probe-v3: build-sbf-v3
+	$(SBF_V3_CARGO) --features cost-probe --target-dir $(PROBE_V3_TARGET_DIR)
+	install -D -m 0644 $(PROBE_V3_TARGET_DIR)/$(SBF_TARGET)/sbf/libcurta_program.so \
+		$(DEPLOY_V3_DIR)/curta_program_probe.so
+	@$(call CHECK_V3_ELF,$(DEPLOY_V3_DIR)/curta_program_probe.so)
+	@ls -l $(DEPLOY_V3_DIR)/curta_program_probe.so
 
 build-wasm: setup-sbf
 	cd $(ROOT) && $(DEB_ENV) $(DEB_CARGO) rustc -p curta-core --lib --crate-type cdylib --features "$(WASM_FEATURES)" \
@@ -286,6 +329,29 @@ test-bitexact: setup build-sbf build-wasm
 # charge; writes target/cost-report.md, fails on a chunk over its charge.
 test-costs: setup build-sbf-probe
 	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test costs -- --nocapture
+
+# test-bitexact and test-costs on the SBPF v3 build (solana-program-test
+# 4.0 runs v3 with every feature active, as ProgramTest starts its bank).
+# The same checks as v0's: every turn's state equal to the golden receipts',
+# every total within 1% of theirs (v0's compute units; v3 spends 0.03% to
+# 0.60% more, docs/sbf.md), no turn over its plan or 1,400,000, every chunk
+# within its charge. Reports in target/cu-report-v3.md and
+# target/cost-report-v3.md (target/cu-report.md and cost-report.md are
+# written first, then copied).
+V3_HARNESS_ENV = $(subst SBF_OUT_DIR=$(DEPLOY_DIR),SBF_OUT_DIR=$(DEPLOY_V3_DIR),$(HARNESS_ENV))
+test-bitexact-v3: setup build-sbf-v3 build-wasm
+	cd $(ROOT) && $(V3_HARNESS_ENV) cargo test -p curta-harness --lib --test bitexact -- --nocapture
+	cp $(ROOT)/target/cu-report.md $(ROOT)/target/cu-report-v3.md
+
+# test-e2e's tests (deploy through the upgradeable loader and verify, the
+# golden runs, kills and resumes, racing crankers) with the v3 .so.
+test-e2e-v3: setup-host models build-sbf-v3
+	cd $(ROOT) && $(HOST_BUILD)
+	cd $(ROOT) && $(V3_HARNESS_ENV) cargo test -p curta-harness --test e2e
+
+test-costs-v3: setup build-sbf-probe-v3
+	cd $(ROOT) && $(V3_HARNESS_ENV) cargo test -p curta-harness --test costs -- --nocapture
+	cp $(ROOT)/target/cost-report.md $(ROOT)/target/cost-report-v3.md
 
 # Writes golden/receipts/ and golden/slopes.txt, only when the three targets
 # agree on every turn. Commit the result with a message that says why.

@@ -4,7 +4,20 @@
 # its std sources (for -Zbuild-std on wasm32), LLVM 22, and sbpf-linker 0.1.9.
 # Idempotent: every step checks first, so a second run takes well under a second.
 # See docs/sbf.md for why this toolchain and not platform-tools.
+#
+# `setup-sbf.sh --v3` (make setup-sbf-v3) also installs sbpf-linker 0.2.6,
+# built against LLVM 22, into target/sbpf-linker-v3 for the SBPF v3 build
+# (make build-sbf-v3); ~/.cargo/bin/sbpf-linker (0.1.9, the v0 build's) is
+# left alone.
 set -euo pipefail
+
+WITH_V3=0
+for arg in "$@"; do
+    case "$arg" in
+        --v3) WITH_V3=1 ;;
+        *) printf '[setup-sbf] error: unknown argument %s (only --v3)\n' "$arg" >&2; exit 2 ;;
+    esac
+done
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SBPF_LINKER_VERSION="0.1.9"   # later versions need LLVM 23
@@ -64,4 +77,43 @@ else
     ln -s "$LLVM_LIB" "$link"
 fi
 
+# --- sbpf-linker for SBPF v3 (--v3 only) ------------------------------------
+# 0.2.6 writes SBPF v3. Its default feature selects bpf-linker's LLVM 23 and
+# a runtime-loaded LLVM; without default features, with bpf-linker's
+# `llvm-22` feature, it links LLVM 22's shared library at build time, found
+# through LLVM_PREFIX/lib/libLLVM.so (llvm-22-dev, which would ship that
+# link, is not installed). `+stable` overrides the nightly the crate's
+# rust-toolchain.toml names. No source is edited.
+SBPF_LINKER_V3_VERSION="0.2.6"
+SBPF_LINKER_V3_ROOT="$REPO_ROOT/target/sbpf-linker-v3"
+SBPF_LINKER_V3="$SBPF_LINKER_V3_ROOT/bin/sbpf-linker"
+LLVM_PREFIX_DIR="$REPO_ROOT/target/sbf-llvm-prefix"
+if [[ "$WITH_V3" == 1 ]]; then
+    prefix_link="$LLVM_PREFIX_DIR/lib/libLLVM.so"
+    if [[ ! -L "$prefix_link" || "$(readlink "$prefix_link")" != "$LLVM_LIB" ]]; then
+        log "creating $prefix_link -> $LLVM_LIB"
+        rm -rf "$LLVM_PREFIX_DIR"
+        mkdir -p "$LLVM_PREFIX_DIR/lib"
+        ln -s "$LLVM_LIB" "$prefix_link"
+    fi
+    # `sbpf-linker --version` prints "sbpf-linker 0.2.6" then "LLVM 22.x.y".
+    v3_version() { "$SBPF_LINKER_V3" --version 2>/dev/null || true; }
+    v3_ok() {
+        local v
+        v="$(v3_version)"
+        [[ "$v" == *"sbpf-linker ${SBPF_LINKER_V3_VERSION}"* && "$v" == *"LLVM 22."* ]]
+    }
+    if [[ -x "$SBPF_LINKER_V3" ]] && v3_ok; then
+        log "sbpf-linker ${SBPF_LINKER_V3_VERSION} (LLVM 22) present: $SBPF_LINKER_V3"
+    else
+        log "cargo +stable install sbpf-linker@${SBPF_LINKER_V3_VERSION} against LLVM 22 into $SBPF_LINKER_V3_ROOT (about 6 CPU minutes)"
+        env -u RUSTC -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS LLVM_PREFIX="$LLVM_PREFIX_DIR" \
+            "$RUSTUP_CARGO" +stable install "sbpf-linker@${SBPF_LINKER_V3_VERSION}" --locked \
+            --no-default-features --features bpf-linker/llvm-22 --root "$SBPF_LINKER_V3_ROOT"
+        v3_ok || die "$SBPF_LINKER_V3 --version says: $(v3_version)"
+    fi
+fi
+
 log "ready: $(/usr/bin/rustc --version), sbpf-linker ${SBPF_LINKER_VERSION}, LD_LIBRARY_PATH=$LLVM_LINK_DIR"
+[[ "$WITH_V3" == 1 ]] && log "ready for SBPF v3: $SBPF_LINKER_V3"
+exit 0

@@ -32,9 +32,14 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// The folder `make build-sbf` leaves `curta_program.so` in.
+/// The folder `make build-sbf` leaves `curta_program.so` in, or
+/// `SBF_OUT_DIR` when set (the Makefile sets it to that folder, and the v3
+/// targets to `target/deploy-v3`).
 pub fn deploy_dir() -> PathBuf {
-    root().join("target/deploy")
+    match std::env::var_os("SBF_OUT_DIR") {
+        Some(dir) => root().join(dir),
+        None => root().join("target/deploy"),
+    }
 }
 
 /// Lowercase hex SHA-256.
