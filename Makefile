@@ -340,17 +340,17 @@ test-costs: setup build-sbf-probe
 # written first, then copied).
 V3_HARNESS_ENV = $(subst SBF_OUT_DIR=$(DEPLOY_DIR),SBF_OUT_DIR=$(DEPLOY_V3_DIR),$(HARNESS_ENV))
 test-bitexact-v3: setup build-sbf-v3 build-wasm
-	cd $(ROOT) && $(V3_HARNESS_ENV) cargo test -p curta-harness --lib --test bitexact -- --nocapture
+	cd $(ROOT) && $(V3_HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --lib --test bitexact -- --nocapture
 	cp $(ROOT)/target/cu-report.md $(ROOT)/target/cu-report-v3.md
 
 # test-e2e's tests (deploy through the upgradeable loader and verify, the
 # golden runs, kills and resumes, racing crankers) with the v3 .so.
 test-e2e-v3: setup-host models build-sbf-v3
 	cd $(ROOT) && $(HOST_BUILD)
-	cd $(ROOT) && $(V3_HARNESS_ENV) cargo test -p curta-harness --test e2e
+	cd $(ROOT) && $(V3_HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test e2e
 
 test-costs-v3: setup build-sbf-probe-v3
-	cd $(ROOT) && $(V3_HARNESS_ENV) cargo test -p curta-harness --test costs -- --nocapture
+	cd $(ROOT) && $(V3_HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test costs -- --nocapture
 	cp $(ROOT)/target/cost-report.md $(ROOT)/target/cost-report-v3.md
 
 # Writes golden/receipts/ and golden/slopes.txt, only when the three targets
