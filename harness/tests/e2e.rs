@@ -453,18 +453,12 @@ fn killed_mid_upload_and_mid_crank_resumes_paying_nothing_twice() {
         "--in-flight",
         "32",
     ]));
-    wait_for(&mut child, &lines, "a third of the weights", |line| {
-        let Some(rest) = line.strip_prefix("writing weights: ") else {
-            return false;
-        };
-        let (done, total) = rest.split_once('/').unwrap_or(("0", "1"));
-        let total: u64 = total
-            .split(' ')
-            .next()
-            .and_then(|t| t.parse().ok())
-            .unwrap_or(1);
-        3 * done.parse::<u64>().unwrap_or(0) >= total
-    });
+    wait_for(
+        &mut child,
+        &lines,
+        "a third of the weights",
+        a_third_written,
+    );
     child.kill().expect("kill");
     child.wait().expect("wait");
     // Its journal is left for the next process (which settles it first

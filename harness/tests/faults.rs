@@ -326,18 +326,12 @@ fn the_validator_dies_mid_upload_and_mid_crank() {
 
     // The validator SIGKILLed a third of the way through the weights.
     let (mut child, lines) = ok(curta.spawn(&upload));
-    wait_line(&mut child, &lines, "a third of the weights", |line| {
-        let Some(rest) = line.strip_prefix("writing weights: ") else {
-            return false;
-        };
-        let (done, total) = rest.split_once('/').unwrap_or(("0", "1"));
-        let total: u64 = total
-            .split(' ')
-            .next()
-            .and_then(|t| t.parse().ok())
-            .unwrap_or(1);
-        3 * done.parse::<u64>().unwrap_or(0) >= total
-    });
+    wait_line(
+        &mut child,
+        &lines,
+        "a third of the weights",
+        a_third_written,
+    );
     let killed = Instant::now();
     ok(net.kill());
     let (succeeded, rest) = finish(child, &lines);

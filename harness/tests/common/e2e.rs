@@ -201,6 +201,21 @@ pub fn curta_ixs<'a>(tx: &'a Transaction, program: &Pubkey) -> Vec<(CurtaIx<'a>,
         .collect()
 }
 
+/// Whether an upload's progress line ("writing weights: D/T ...") says a
+/// third of the weights or more are written.
+pub fn a_third_written(line: &str) -> bool {
+    let Some(rest) = line.strip_prefix("writing weights: ") else {
+        return false;
+    };
+    let (done, total) = rest.split_once('/').unwrap_or(("0", "1"));
+    let total: u64 = total
+        .split(' ')
+        .next()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(1);
+    3 * done.parse::<u64>().unwrap_or(0) >= total
+}
+
 /// Waits for a stderr line that `done` accepts; panics if the process
 /// exits first.
 pub fn wait_for(

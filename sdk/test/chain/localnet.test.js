@@ -16,7 +16,7 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { createKeyPairSignerFromBytes, generateKeyPairSigner, getBase58Encoder } from '@solana/kit';
+import { createKeyPairSignerFromBytes, generateKeyPairSigner } from '@solana/kit';
 
 import {
   closeRun,
@@ -37,6 +37,7 @@ import {
 import { fileJournal } from '../../src/chain/journal-node.js';
 import { getTurnInstructionDataDecoder, getWriteInstructionDataDecoder } from '../../src/generated-js/index.js';
 import { REPO_ROOT, WASM_PATH, core as loadTestCore, modelFile, sha256 } from '../../test-support/fixtures.js';
+import { history as chainHistory } from '../../test-support/history.js';
 import { startLocalnet } from '../../test-support/localnet.js';
 
 const WORKER = fileURLToPath(new URL('../../test-support/chain-worker.js', import.meta.url));
@@ -109,27 +110,7 @@ after(async () => {
 });
 
 /** Every transaction naming `address`, oldest first, with its message decoded. */
-async function history(address) {
-  const sigs = [];
-  let before;
-  for (;;) {
-    const page = await client.rpc.getSignaturesForAddress(address, { limit: 1000, before, commitment: 'confirmed' }).send();
-    sigs.push(...page);
-    if (page.length < 1000) break;
-    before = page[page.length - 1].signature;
-  }
-  sigs.reverse();
-  const out = [];
-  for (const s of sigs) {
-    const tx = await client.rpc.getTransaction(s.signature, { encoding: 'json', commitment: 'confirmed', maxSupportedTransactionVersion: 0 }).send();
-    const keys = tx.transaction.message.accountKeys;
-    const ixs = tx.transaction.message.instructions
-      .filter((i) => keys[i.programIdIndex] === programId)
-      .map((i) => ({ data: new Uint8Array(getBase58Encoder().encode(i.data)), accounts: i.accounts.map((a) => keys[a]) }));
-    out.push({ signature: s.signature, err: tx.meta.err, fee: BigInt(tx.meta.fee), signatures: tx.transaction.signatures.length, ixs });
-  }
-  return out;
-}
+const history = (address) => chainHistory(client.rpc, programId, address);
 
 /** Runs the worker until `done(line)`, then kills it (SIGKILL). */
 function runAndKill(job, done) {

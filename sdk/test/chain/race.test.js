@@ -21,12 +21,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { createKeyPairSignerFromBytes, generateKeyPairSigner, getBase58Encoder } from '@solana/kit';
+import { createKeyPairSignerFromBytes, generateKeyPairSigner } from '@solana/kit';
 
 import { crankRun, createCurtaClient, fetchRun, initConfig, openRun, uploadModel } from '../../src/index.js';
 import { fileJournal } from '../../src/chain/journal-node.js';
 import { getTurnInstructionDataDecoder } from '../../src/generated-js/index.js';
 import { REPO_ROOT, core as loadTestCore, modelFile, sha256 } from '../../test-support/fixtures.js';
+import { history } from '../../test-support/history.js';
 import { startLocalnet } from '../../test-support/localnet.js';
 
 /** target/debug/curta (make's HOST_BUILD), or $CURTA_BIN. */
@@ -107,28 +108,14 @@ function curtaSpawn(args, state) {
 
 /** The run's turn transactions, oldest first: fee payer, expected turns, error, fee. */
 async function turnHistory(address) {
-  const sigs = [];
-  let before;
-  for (;;) {
-    const page = await client.rpc.getSignaturesForAddress(address, { limit: 1000, before, commitment: 'confirmed' }).send();
-    sigs.push(...page);
-    if (page.length < 1000) break;
-    before = page[page.length - 1].signature;
-  }
-  sigs.reverse();
   const out = [];
-  for (const s of sigs) {
-    const tx = await client.rpc.getTransaction(s.signature, { encoding: 'json', commitment: 'confirmed', maxSupportedTransactionVersion: 0 }).send();
-    const keys = tx.transaction.message.accountKeys;
-    const turns = tx.transaction.message.instructions
-      .filter((i) => keys[i.programIdIndex] === programId)
-      .map((i) => new Uint8Array(getBase58Encoder().encode(i.data)))
-      .filter((d) => d[0] === TURN);
+  for (const l of await history(client.rpc, programId, address)) {
+    const turns = l.ixs.map((i) => i.data).filter((d) => d[0] === TURN);
     if (turns.length === 0) continue;
-    assert.equal(turns.length, 1, `one turn a transaction (${s.signature})`);
+    assert.equal(turns.length, 1, `one turn a transaction (${l.signature})`);
     const expected = getTurnInstructionDataDecoder().decode(turns[0]).expectedTurns;
     assert.equal(expected.__option, 'Some', 'both crankers send expected turn counts');
-    out.push({ signature: s.signature, payer: keys[0], expected: Number(expected.value), err: tx.meta.err, fee: BigInt(tx.meta.fee) });
+    out.push({ signature: l.signature, payer: l.payer, expected: Number(expected.value), err: l.err, fee: l.fee });
   }
   return out;
 }
