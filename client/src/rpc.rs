@@ -358,6 +358,10 @@ impl Cluster {
         };
         match self.rpc.send_transaction_with_config(tx, config).await {
             Ok(signature) => Ok(signature),
+            // An earlier attempt of this very transaction reached the node
+            // (the transport sent it again after the answer was lost): it
+            // is in flight or landed, not refused, and its status will say.
+            Err(e) if already_processed(&e) => Ok(tx.signatures[0]),
             // The node answered with an error (a preflight refusal, a
             // transaction it cannot read): it did not take the
             // transaction, which can never land.
@@ -652,6 +656,13 @@ fn tx_info(v: &Value) -> Result<TxInfo> {
     })
 }
 
+/// Whether a send was refused only because the node has already seen the
+/// same transaction: a preflight "already processed", which a resent copy of
+/// one that reached the node gets.
+fn already_processed(e: &solana_rpc_client_api::client_error::Error) -> bool {
+    e.get_transaction_error() == Some(TransactionError::AlreadyProcessed)
+}
+
 /// The compute units the program `program_id` reported in a log ("Program
 /// X consumed N of M compute units"), summed over its invocations.
 pub fn program_units(logs: &[String], program_id: &Pubkey) -> u64 {
@@ -676,6 +687,22 @@ pub fn priority_fee(micro_lamports_per_cu: u64, cu_limit: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_send_already_processed_is_not_a_refusal() {
+        use solana_rpc_client_api::client_error::Error as ClientError;
+        let seen = ClientError::from(ErrorKind::TransactionError(
+            TransactionError::AlreadyProcessed,
+        ));
+        assert!(already_processed(&seen));
+        let poor = ClientError::from(ErrorKind::TransactionError(
+            TransactionError::InsufficientFundsForFee,
+        ));
+        assert!(!already_processed(&poor));
+        assert!(!already_processed(&ClientError::from(ErrorKind::Custom(
+            "no answer".into()
+        ))));
+    }
     use solana_instruction::error::InstructionError;
 
     #[test]
