@@ -267,6 +267,23 @@ impl Shared {
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// Keeps a sent transaction, with its blockhash's last valid height
+    /// (from the answers relayed) and the validator's height now.
+    fn record_send(&self, tx: Transaction, swallowed: bool) {
+        let height = upstream_height(self.upstream);
+        let mut st = self.state();
+        let last_valid = st
+            .last_valid
+            .get(&tx.message.recent_blockhash.to_string())
+            .copied();
+        st.sends.push(SentTx {
+            tx,
+            last_valid,
+            height,
+            swallowed,
+        });
+    }
 }
 
 /// The proxy, listening on 127.0.0.1 (a free port) until dropped.
@@ -529,18 +546,7 @@ fn serve(s: &Shared, conn: TcpStream) -> io::Result<()> {
                 let tx = decode_tx(&req["params"]);
                 let sig = tx.as_ref().map(|t| t.signatures[0].to_string());
                 if let Some(tx) = tx {
-                    let height = upstream_height(s.upstream);
-                    let mut st = s.state();
-                    let last_valid = st
-                        .last_valid
-                        .get(&tx.message.recent_blockhash.to_string())
-                        .copied();
-                    st.sends.push(SentTx {
-                        tx,
-                        last_valid,
-                        height,
-                        swallowed: true,
-                    });
+                    s.record_send(tx, true);
                 }
                 let v = json!({"jsonrpc": "2.0", "result": sig, "id": req["id"]});
                 respond(&mut w, 200, v.to_string().as_bytes(), "")?;
@@ -559,18 +565,7 @@ fn serve(s: &Shared, conn: TcpStream) -> io::Result<()> {
             }
             if record {
                 if let Some(tx) = decode_tx(&req["params"]) {
-                    let height = upstream_height(s.upstream);
-                    let mut st = s.state();
-                    let last_valid = st
-                        .last_valid
-                        .get(&tx.message.recent_blockhash.to_string())
-                        .copied();
-                    st.sends.push(SentTx {
-                        tx,
-                        last_valid,
-                        height,
-                        swallowed: false,
-                    });
+                    s.record_send(tx, false);
                 }
             }
         }
