@@ -32,3 +32,8 @@ export async function history(rpc, programId, address) {
   }
   return out;
 }
+
+/** A transaction error from the history as JSON; its instruction indexes are BigInts. */
+export function errorJson(err) {
+  return JSON.stringify(err, (_, v) => (typeof v === 'bigint' ? String(v) : v));
+}

@@ -37,7 +37,7 @@ import {
 import { fileJournal } from '../../src/chain/journal-node.js';
 import { getTurnInstructionDataDecoder, getWriteInstructionDataDecoder } from '../../src/generated-js/index.js';
 import { REPO_ROOT, WASM_PATH, core as loadTestCore, modelFile, sha256 } from '../../test-support/fixtures.js';
-import { history as chainHistory } from '../../test-support/history.js';
+import { history as chainHistory, errorJson } from '../../test-support/history.js';
 import { startLocalnet } from '../../test-support/localnet.js';
 
 const WORKER = fileURLToPath(new URL('../../test-support/chain-worker.js', import.meta.url));
@@ -296,7 +296,7 @@ describe('the JS chain client on curta-localnet', () => {
           assert.equal(e, done, `turn ${e + 1} out of order`);
           done += 1;
         } else {
-          assert.equal(Number(l.err.InstructionError?.[1]?.Custom), STALE_TURN, `turn ${e + 1} failed: ${JSON.stringify(l.err)}`);
+          assert.equal(Number(l.err.InstructionError?.[1]?.Custom), STALE_TURN, `turn ${e + 1} failed: ${errorJson(l.err)}`);
           assert.ok(e > done, `turn ${e + 1} was paid for again after it was done (${l.signature})`);
           stale += 1;
         }

@@ -27,7 +27,7 @@ import { crankRun, createCurtaClient, fetchRun, initConfig, openRun, uploadModel
 import { fileJournal } from '../../src/chain/journal-node.js';
 import { getTurnInstructionDataDecoder } from '../../src/generated-js/index.js';
 import { REPO_ROOT, core as loadTestCore, modelFile, sha256 } from '../../test-support/fixtures.js';
-import { history } from '../../test-support/history.js';
+import { history, errorJson } from '../../test-support/history.js';
 import { startLocalnet } from '../../test-support/localnet.js';
 
 /** target/debug/curta (make's HOST_BUILD), or $CURTA_BIN. */
@@ -206,7 +206,7 @@ test('the JS cranker and the Rust curta race on three runs: both finish, every t
         done += 1;
         landed[l.payer] += 1;
       } else {
-        assert.equal(Number(l.err.InstructionError?.[1]?.Custom), STALE_TURN, `${names[r]}: turn ${l.expected + 1} failed: ${JSON.stringify(l.err, (_, v) => (typeof v === 'bigint' ? String(v) : v))}`);
+        assert.equal(Number(l.err.InstructionError?.[1]?.Custom), STALE_TURN, `${names[r]}: turn ${l.expected + 1} failed: ${errorJson(l.err)}`);
         failed[l.payer] += 1;
       }
     }
