@@ -16,14 +16,19 @@ DEB_ENV := env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS -u RUSTC_WRAPPER RUSTC=$(
 SBF_TARGET := bpfel-unknown-none
 SBF_TARGET_DIR := $(ROOT)/target/sbf
 DEPLOY_DIR := $(ROOT)/target/deploy
-# sbpf-linker dlopen()s the first libLLVM* on LD_LIBRARY_PATH; setup-sbf.sh
-# makes this folder hold only LLVM 22's.
-LLVM_LINK_DIR := $(ROOT)/target/sbf-llvm
-# The program built for SBF by Debian's cargo, written once for build-sbf,
-# build-sbf-probe and test-reproducible (each adds its target dir, and its
-# features or -q), so their builds cannot drift apart.
-SBF_CARGO = cd $(ROOT) && $(DEB_ENV) PATH="$(or $(CARGO_HOME),$(HOME)/.cargo)/bin:$$PATH" LD_LIBRARY_PATH=$(LLVM_LINK_DIR) \
-	$(DEB_CARGO) build -p curta-program --lib --target $(SBF_TARGET) --profile sbf
+# The program built for SBF by Debian's cargo, linked into SBPF v3 by
+# sbpf-linker 0.2.6 (scripts/setup-sbf.sh puts it in target/sbpf-linker;
+# .cargo/config.toml names it and its flags), written once for build-sbf,
+# build-sbf-probe, build-sbf-v0 and test-reproducible (each adds its target
+# dir, and its features, flags or -q), so their builds cannot drift apart.
+SBF_CARGO = cd $(ROOT) && $(DEB_ENV) $(DEB_CARGO) build -p curta-program --lib --target $(SBF_TARGET) --profile sbf
+# Installs the program cargo built ($(1): its target dir) as $(2), after
+# checking its ELF header: e_machine EM_BPF (247) and e_flags $(3) (the
+# SBPF version), or the recipe fails.
+INSTALL_SBF = llvm-readelf-22 -h $(1)/$(SBF_TARGET)/sbf/libcurta_program.so | tr -s ' ' > $(1)/elf-header.txt && \
+	grep -q -x ' Machine: EM_BPF' $(1)/elf-header.txt && grep -q -x ' Flags: $(3)' $(1)/elf-header.txt || \
+	{ echo "$(1)/$(SBF_TARGET)/sbf/libcurta_program.so is not an SBPF ELF with e_flags $(3):" >&2; cat $(1)/elf-header.txt >&2; exit 1; } ; \
+	install -D -m 0644 $(1)/$(SBF_TARGET)/sbf/libcurta_program.so $(2) && ls -l $(2)
 
 WASM_TARGET := wasm32-unknown-unknown
 WASM_TARGET_DIR := $(ROOT)/target/wasm
@@ -37,7 +42,7 @@ WASM_BUILD_STD := std,panic_abort
 
 # Every target: none names a file it makes (`models` is also a folder).
 .PHONY: setup setup-sbf setup-host setup-js setup-browser setup-fuzz models \
-	setup-sbf-v3 build-sbf-v3 build-sbf-probe-v3 test-bitexact-v3 test-costs-v3 test-e2e-v3 \
+	build-sbf-v0 test-bitexact-v0 test-costs-v0 \
 	build-sbf build-sbf-probe build-wasm demo localnet localnet-15m web web-build \
 	test lint lint-host test-core test-program test-localnet test-e2e test-faults test-bitexact test-costs \
 	test-wasm test-web test-idl test-js-chain test-browser test-reproducible \
@@ -45,11 +50,6 @@ WASM_BUILD_STD := std,panic_abort
 
 setup-sbf:
 	@bash $(ROOT)/scripts/setup-sbf.sh
-
-# setup-sbf, and sbpf-linker 0.2.6 on LLVM 22 in target/sbpf-linker-v3 for
-# the SBPF v3 build (about 6 CPU minutes the first time).
-setup-sbf-v3:
-	@bash $(ROOT)/scripts/setup-sbf.sh --v3
 
 # clang and libclang-dev, for RocksDB under the local validator.
 setup-host:
@@ -81,63 +81,33 @@ HOST_CARGO = RUSTC_WORKSPACE_WRAPPER="$$(rustup which clippy-driver)" CLIPPY_ARG
 HOST_BUILD = $(HOST_CARGO) build -p curta-harness -p curta-client --bins --tests
 LOCALNET := $${CARGO_TARGET_DIR:-$(ROOT)/target}/debug/curta-localnet
 
+# SBPF v3 (e_flags 3): what Agave 4.x runs and, with SIMD-0500 active, the
+# only version a cluster deploys (docs/sbf.md).
 build-sbf: setup-sbf
 	$(SBF_CARGO) --target-dir $(SBF_TARGET_DIR)
-	@# The linker writes target/deploy/ only when it runs; copying cargo's
-	@# artifact (the same bytes) keeps the .so there after a no-op build too.
-	install -D -m 0644 $(SBF_TARGET_DIR)/$(SBF_TARGET)/sbf/libcurta_program.so \
-		$(DEPLOY_DIR)/curta_program.so
-	@ls -l $(DEPLOY_DIR)/curta_program.so
+	@$(call INSTALL_SBF,$(SBF_TARGET_DIR),$(DEPLOY_DIR)/curta_program.so,0x3)
 
 # The measuring build: `turn` writes each chunk's compute units into an
-# extra account (program feature cost-probe), for `make test-costs`. The
-# linker also writes target/deploy/curta_program.so whenever it runs: the
-# production build's own artifact is put back after.
+# extra account (program feature cost-probe), for `make test-costs`.
 PROBE_TARGET_DIR := $(ROOT)/target/sbf-probe
 build-sbf-probe: build-sbf
 	$(SBF_CARGO) --features cost-probe --target-dir $(PROBE_TARGET_DIR)
-	install -D -m 0644 $(PROBE_TARGET_DIR)/$(SBF_TARGET)/sbf/libcurta_program.so \
-		$(DEPLOY_DIR)/curta_program_probe.so
-	install -D -m 0644 $(SBF_TARGET_DIR)/$(SBF_TARGET)/sbf/libcurta_program.so \
-		$(DEPLOY_DIR)/curta_program.so
-	@ls -l $(DEPLOY_DIR)/curta_program_probe.so
+	@$(call INSTALL_SBF,$(PROBE_TARGET_DIR),$(DEPLOY_DIR)/curta_program_probe.so,0x3)
 
-# The SBPF v3 build (docs/sbf.md, "SBPF v3"), not yet the default: the same
-# crate and profile, relinked by sbpf-linker 0.2.6 (--arch=v3, its default)
-# into target/deploy-v3/curta_program.so, an ELF with e_machine EM_BPF and
-# e_flags 3. Its own target dirs; --deploy=false keeps the linker from
-# writing target/deploy/ (the v0 build's). The flags add to
-# .cargo/config.toml's: the stack size the v3 linker requires;
-# +allows-misaligned-mem-access, which 0.1.9 passes by itself (without it
-# LLVM splits unaligned accesses into bytes); and --disable-math-builtins,
-# so compiler_builtins' i128 and float routines (which SBF cannot compile
-# and the program never calls) are not exported and are dropped as
-# unreferenced: a call to one would fail the link.
-SBPF_LINKER_V3 := $(ROOT)/target/sbpf-linker-v3/bin/sbpf-linker
-SBF_V3_TARGET_DIR := $(ROOT)/target/sbf-v3
-PROBE_V3_TARGET_DIR := $(ROOT)/target/sbf-probe-v3
-DEPLOY_V3_DIR := $(ROOT)/target/deploy-v3
-SBF_V3_RUSTFLAGS := target.$(SBF_TARGET).rustflags=["-C","link-arg=--arch=v3","-C","link-arg=--cpu-features=+allows-misaligned-mem-access","-C","link-arg=--llvm-args=-bpf-stack-size=4096","-C","link-arg=--disable-math-builtins","-C","link-arg=--deploy=false"]
-SBF_V3_CARGO = cd $(ROOT) && $(DEB_ENV) LD_LIBRARY_PATH=$(LLVM_LINK_DIR) CARGO_TARGET_BPFEL_UNKNOWN_NONE_LINKER=$(SBPF_LINKER_V3) \
-	$(DEB_CARGO) build -p curta-program --lib --target $(SBF_TARGET) --profile sbf --config '$(SBF_V3_RUSTFLAGS)'
-# e_machine 247 (EM_BPF) and e_flags 3 (SBPF v3), or the recipe fails.
-CHECK_V3_ELF = llvm-readelf-22 -h $(1) | tr -s ' ' | grep -q -x ' Machine: EM_BPF' && \
-	llvm-readelf-22 -h $(1) | tr -s ' ' | grep -q -x ' Flags: 0x3' || { echo "$(1) is not an SBPF v3 ELF" >&2; exit 1; }
-
-build-sbf-v3: setup-sbf-v3
-	$(SBF_V3_CARGO) --target-dir $(SBF_V3_TARGET_DIR)
-	install -D -m 0644 $(SBF_V3_TARGET_DIR)/$(SBF_TARGET)/sbf/libcurta_program.so \
-		$(DEPLOY_V3_DIR)/curta_program.so
-	@$(call CHECK_V3_ELF,$(DEPLOY_V3_DIR)/curta_program.so)
-	@ls -l $(DEPLOY_V3_DIR)/curta_program.so
-
-# The measuring build (cost-probe) on SBPF v3, for `make test-costs-v3`.
-build-sbf-probe-v3: build-sbf-v3
-	$(SBF_V3_CARGO) --features cost-probe --target-dir $(PROBE_V3_TARGET_DIR)
-	install -D -m 0644 $(PROBE_V3_TARGET_DIR)/$(SBF_TARGET)/sbf/libcurta_program.so \
-		$(DEPLOY_V3_DIR)/curta_program_probe.so
-	@$(call CHECK_V3_ELF,$(DEPLOY_V3_DIR)/curta_program_probe.so)
-	@ls -l $(DEPLOY_V3_DIR)/curta_program_probe.so
+# The fallback for clusters without SBPF v3 (docs/sbf.md, "SBPF versions"): the
+# same crate, profile and linker with --arch=v0, into
+# target/deploy-v0/curta_program.so (e_flags 0), with its cost-probe build
+# beside it. Not in `make test`; test-bitexact-v0 and test-costs-v0 run
+# test-bitexact's and test-costs' tests on it.
+SBF_V0_TARGET_DIR := $(ROOT)/target/sbf-v0
+PROBE_V0_TARGET_DIR := $(ROOT)/target/sbf-probe-v0
+DEPLOY_V0_DIR := $(ROOT)/target/deploy-v0
+SBF_V0_CONFIG := target.$(SBF_TARGET).rustflags=["-C","link-arg=--arch=v0"]
+build-sbf-v0: setup-sbf
+	$(SBF_CARGO) --config '$(SBF_V0_CONFIG)' --target-dir $(SBF_V0_TARGET_DIR)
+	@$(call INSTALL_SBF,$(SBF_V0_TARGET_DIR),$(DEPLOY_V0_DIR)/curta_program.so,0x0)
+	$(SBF_CARGO) --config '$(SBF_V0_CONFIG)' --features cost-probe --target-dir $(PROBE_V0_TARGET_DIR)
+	@$(call INSTALL_SBF,$(PROBE_V0_TARGET_DIR),$(DEPLOY_V0_DIR)/curta_program_probe.so,0x0)
 
 build-wasm: setup-sbf
 	cd $(ROOT) && $(DEB_ENV) $(DEB_CARGO) rustc -p curta-core --lib --crate-type cdylib --features "$(WASM_FEATURES)" \
@@ -225,8 +195,10 @@ test-localnet: setup-host build-sbf
 # loader and verify, upload stories260K, the golden reference and T=0.8
 # runs (every turn's state against the receipts, transactions and fees
 # against the quote), a client killed mid-upload and mid-crank resuming
-# with nothing paid twice, bad input refused in words.
-test-e2e: setup-host models build-sbf
+# with nothing paid twice, the v0 fallback deployed where SIMD-0500 is not
+# active and refused before anything is sent where its feature account
+# says it is, bad input refused in words.
+test-e2e: setup-host models build-sbf build-sbf-v0
 	cd $(ROOT) && $(HOST_BUILD)
 	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test e2e
 
@@ -307,18 +279,16 @@ test-idl: setup-js setup-host
 	cd $(ROOT) && $(HOST_BUILD)
 	cd $(ROOT) && CURTA_VECTORS_BIN=$(HOST_TARGET_DIR)/debug/protocol_vectors node --test sdk/test/idl/
 
-# A clean build of the program, in a fresh target folder, must give the
-# same bytes as `make build-sbf`'s, so that `curta program verify` can tell
-# a cluster's program is this source. The linker also writes
-# target/deploy/curta_program.so: the one there is put back.
+# A clean build of the (v3) program, in a fresh target folder, must give
+# the same bytes as `make build-sbf`'s, so that `curta program verify` can
+# tell a cluster's program is this source.
 REPRO_DIR := $(ROOT)/target/sbf-repro
 test-reproducible: build-sbf
-	rm -rf $(REPRO_DIR) && mkdir -p $(REPRO_DIR)
-	cp -p $(DEPLOY_DIR)/curta_program.so $(REPRO_DIR)/deployed.so
-	$(SBF_CARGO) -q --target-dir $(REPRO_DIR)/clean
-	cp -p $(REPRO_DIR)/deployed.so $(DEPLOY_DIR)/curta_program.so
-	cmp $(REPRO_DIR)/clean/$(SBF_TARGET)/sbf/libcurta_program.so $(REPRO_DIR)/deployed.so
-	sha256sum $(REPRO_DIR)/clean/$(SBF_TARGET)/sbf/libcurta_program.so $(DEPLOY_DIR)/curta_program.so
+	rm -rf $(REPRO_DIR)
+	$(SBF_CARGO) -q --target-dir $(REPRO_DIR)
+	@$(call INSTALL_SBF,$(REPRO_DIR),$(REPRO_DIR)/curta_program.so,0x3)
+	cmp $(REPRO_DIR)/curta_program.so $(DEPLOY_DIR)/curta_program.so
+	sha256sum $(REPRO_DIR)/curta_program.so $(DEPLOY_DIR)/curta_program.so
 
 # Every golden run, turn by turn, on the SBF VM, natively and through the
 # WebAssembly module, against golden/; writes target/cu-report.md.
@@ -330,28 +300,20 @@ test-bitexact: setup build-sbf build-wasm
 test-costs: setup build-sbf-probe
 	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test costs -- --nocapture
 
-# test-bitexact and test-costs on the SBPF v3 build (solana-program-test
-# 4.0 runs v3 with every feature active, as ProgramTest starts its bank).
-# The same checks as v0's: every turn's state equal to the golden receipts',
-# every total within 1% of theirs (v0's compute units; v3 spends 0.03% to
-# 0.60% more, docs/sbf.md), no turn over its plan or 1,400,000, every chunk
-# within its charge. Reports in target/cu-report-v3.md and
-# target/cost-report-v3.md (target/cu-report.md and cost-report.md are
-# written first, then copied).
-V3_HARNESS_ENV = $(subst SBF_OUT_DIR=$(DEPLOY_DIR),SBF_OUT_DIR=$(DEPLOY_V3_DIR),$(HARNESS_ENV))
-test-bitexact-v3: setup build-sbf-v3 build-wasm
-	cd $(ROOT) && $(V3_HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --lib --test bitexact -- --nocapture
-	cp $(ROOT)/target/cu-report.md $(ROOT)/target/cu-report-v3.md
+# test-bitexact and test-costs on the SBPF v0 fallback (build-sbf-v0):
+# every turn's state equal to the golden receipts', every total within 1%
+# of theirs (v3's compute units, which the v0 build spends exactly: the
+# same code, docs/sbf.md), no turn over its plan or 1,400,000, every chunk
+# within its charge. Reports in target/cu-report-v0.md and target/cost-report-v0.md
+# (target/cu-report.md and cost-report.md are written first, then moved).
+V0_HARNESS_ENV = $(subst SBF_OUT_DIR=$(DEPLOY_DIR),SBF_OUT_DIR=$(DEPLOY_V0_DIR),$(HARNESS_ENV))
+test-bitexact-v0: setup build-sbf-v0 build-wasm
+	cd $(ROOT) && $(V0_HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --lib --test bitexact -- --nocapture
+	mv $(ROOT)/target/cu-report.md $(ROOT)/target/cu-report-v0.md
 
-# test-e2e's tests (deploy through the upgradeable loader and verify, the
-# golden runs, kills and resumes, racing crankers) with the v3 .so.
-test-e2e-v3: setup-host models build-sbf-v3
-	cd $(ROOT) && $(HOST_BUILD)
-	cd $(ROOT) && $(V3_HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test e2e
-
-test-costs-v3: setup build-sbf-probe-v3
-	cd $(ROOT) && $(V3_HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test costs -- --nocapture
-	cp $(ROOT)/target/cost-report.md $(ROOT)/target/cost-report-v3.md
+test-costs-v0: setup build-sbf-v0
+	cd $(ROOT) && $(V0_HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test costs -- --nocapture
+	mv $(ROOT)/target/cost-report.md $(ROOT)/target/cost-report-v0.md
 
 # Writes golden/receipts/ and golden/slopes.txt, only when the three targets
 # agree on every turn. Commit the result with a message that says why.

@@ -1,26 +1,14 @@
 #!/usr/bin/env bash
 # Installs what the SBF (bpfel-unknown-none) and wasm32 builds need, on a fresh
 # machine of this kind: Debian's rustc 1.96 (prebuilt core/alloc for bpfel),
-# its std sources (for -Zbuild-std on wasm32), LLVM 22, and sbpf-linker 0.1.9.
+# its std sources (for -Zbuild-std on wasm32), LLVM 22, and sbpf-linker 0.2.6
+# built against LLVM 22 into target/sbpf-linker (the linker
+# .cargo/config.toml names; it writes SBPF v3 by default, v0 with --arch=v0).
 # Idempotent: every step checks first, so a second run takes well under a second.
 # See docs/sbf.md for why this toolchain and not platform-tools.
-#
-# `setup-sbf.sh --v3` (make setup-sbf-v3) also installs sbpf-linker 0.2.6,
-# built against LLVM 22, into target/sbpf-linker-v3 for the SBPF v3 build
-# (make build-sbf-v3); ~/.cargo/bin/sbpf-linker (0.1.9, the v0 build's) is
-# left alone.
 set -euo pipefail
 
-WITH_V3=0
-for arg in "$@"; do
-    case "$arg" in
-        --v3) WITH_V3=1 ;;
-        *) printf '[setup-sbf] error: unknown argument %s (only --v3)\n' "$arg" >&2; exit 2 ;;
-    esac
-done
-
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-SBPF_LINKER_VERSION="0.1.9"   # later versions need LLVM 23
 # lld-22 is listed because we skip "recommends": rust-web-llvm's /usr/bin/rust-lld
 # (the wasm32 linker) is only a link to lld-22, dangling without it.
 DEB_PACKAGES=(rustc-web cargo-web libstd-rust-web-dev-bpf rust-web-src rust-web-llvm llvm-22 lld-22)
@@ -28,9 +16,6 @@ DEB_PACKAGES=(rustc-web cargo-web libstd-rust-web-dev-bpf rust-web-src rust-web-
 # shipped by llvm-22-dev (a 400 MB "recommends" we skip); the file itself
 # comes with libllvm22, which llvm-22 depends on.
 LLVM_LIB_CANDIDATES=(/usr/lib/llvm-22/lib/libLLVM.so.1 "/usr/lib/$(uname -m)-linux-gnu/libLLVM.so.22.1")
-# sbpf-linker dlopen()s the first libLLVM* on LD_LIBRARY_PATH: a folder with
-# only this one link keeps it from picking some other LLVM.
-LLVM_LINK_DIR="$REPO_ROOT/target/sbf-llvm"
 
 log() { printf '[setup-sbf] %s\n' "$*"; }
 die() { printf '[setup-sbf] error: %s\n' "$*" >&2; exit 1; }
@@ -48,72 +33,45 @@ done
 [[ -x /usr/bin/rust-lld ]] || die "/usr/bin/rust-lld is missing or a dangling link (lld-22)"
 [[ -d /usr/lib/rustlib/bpfel-unknown-none/lib ]] || die "no prebuilt bpfel-unknown-none libs (libstd-rust-web-dev-bpf)"
 
-# --- sbpf-linker -------------------------------------------------------------
-# Installed with rustup's cargo (the machine's own toolchain) into
-# ~/.cargo/bin, where the Makefile looks for it.
-CARGO_HOME_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
-RUSTUP_CARGO="$CARGO_HOME_BIN/cargo"
-[[ -x "$RUSTUP_CARGO" ]] || RUSTUP_CARGO="$(command -v cargo || true)"
-[[ -n "$RUSTUP_CARGO" && "$RUSTUP_CARGO" != /usr/bin/cargo ]] || die "rustup's cargo not found"
-# `cargo install --list` prints "sbpf-linker v0.1.9:" for an installed crate.
-# Captured first: `| grep -q` could SIGPIPE cargo and fail under pipefail.
-installed="$("$RUSTUP_CARGO" install --list 2>/dev/null || true)"
-if [[ -x "$CARGO_HOME_BIN/sbpf-linker" && "$installed" == *"sbpf-linker v${SBPF_LINKER_VERSION}:"* ]]; then
-    log "sbpf-linker ${SBPF_LINKER_VERSION} present"
-else
-    log "cargo install sbpf-linker@${SBPF_LINKER_VERSION} --locked (about 1.5 minutes)"
-    # Unset RUSTC so a caller's Debian RUSTC does not leak into this build.
-    env -u RUSTC -u RUSTFLAGS "$RUSTUP_CARGO" install "sbpf-linker@${SBPF_LINKER_VERSION}" --locked
-fi
-
-# --- libLLVM link folder -----------------------------------------------------
-link="$LLVM_LINK_DIR/libLLVM-22.so"
-if [[ -L "$link" && "$(readlink "$link")" == "$LLVM_LIB" ]]; then
-    log "LLVM link present: $link"
-else
-    log "creating $link -> $LLVM_LIB"
-    rm -rf "$LLVM_LINK_DIR"
-    mkdir -p "$LLVM_LINK_DIR"
-    ln -s "$LLVM_LIB" "$link"
-fi
-
-# --- sbpf-linker for SBPF v3 (--v3 only) ------------------------------------
+# --- sbpf-linker ---------------------------------------------------------------
 # 0.2.6 writes SBPF v3. Its default feature selects bpf-linker's LLVM 23 and
 # a runtime-loaded LLVM; without default features, with bpf-linker's
 # `llvm-22` feature, it links LLVM 22's shared library at build time, found
 # through LLVM_PREFIX/lib/libLLVM.so (llvm-22-dev, which would ship that
-# link, is not installed). `+stable` overrides the nightly the crate's
-# rust-toolchain.toml names. No source is edited.
-SBPF_LINKER_V3_VERSION="0.2.6"
-SBPF_LINKER_V3_ROOT="$REPO_ROOT/target/sbpf-linker-v3"
-SBPF_LINKER_V3="$SBPF_LINKER_V3_ROOT/bin/sbpf-linker"
+# link, is not installed). Built with rustup's cargo (`+stable` overrides the
+# nightly the crate's rust-toolchain.toml names). No source is edited.
+SBPF_LINKER_VERSION="0.2.6"
+SBPF_LINKER_ROOT="$REPO_ROOT/target/sbpf-linker"
+SBPF_LINKER="$SBPF_LINKER_ROOT/bin/sbpf-linker"
 LLVM_PREFIX_DIR="$REPO_ROOT/target/sbf-llvm-prefix"
-if [[ "$WITH_V3" == 1 ]]; then
-    prefix_link="$LLVM_PREFIX_DIR/lib/libLLVM.so"
-    if [[ ! -L "$prefix_link" || "$(readlink "$prefix_link")" != "$LLVM_LIB" ]]; then
-        log "creating $prefix_link -> $LLVM_LIB"
-        rm -rf "$LLVM_PREFIX_DIR"
-        mkdir -p "$LLVM_PREFIX_DIR/lib"
-        ln -s "$LLVM_LIB" "$prefix_link"
-    fi
-    # `sbpf-linker --version` prints "sbpf-linker 0.2.6" then "LLVM 22.x.y".
-    v3_version() { "$SBPF_LINKER_V3" --version 2>/dev/null || true; }
-    v3_ok() {
-        local v
-        v="$(v3_version)"
-        [[ "$v" == *"sbpf-linker ${SBPF_LINKER_V3_VERSION}"* && "$v" == *"LLVM 22."* ]]
-    }
-    if [[ -x "$SBPF_LINKER_V3" ]] && v3_ok; then
-        log "sbpf-linker ${SBPF_LINKER_V3_VERSION} (LLVM 22) present: $SBPF_LINKER_V3"
-    else
-        log "cargo +stable install sbpf-linker@${SBPF_LINKER_V3_VERSION} against LLVM 22 into $SBPF_LINKER_V3_ROOT (about 6 CPU minutes)"
-        env -u RUSTC -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS LLVM_PREFIX="$LLVM_PREFIX_DIR" \
-            "$RUSTUP_CARGO" +stable install "sbpf-linker@${SBPF_LINKER_V3_VERSION}" --locked \
-            --no-default-features --features bpf-linker/llvm-22 --root "$SBPF_LINKER_V3_ROOT"
-        v3_ok || die "$SBPF_LINKER_V3 --version says: $(v3_version)"
-    fi
+RUSTUP_CARGO="${CARGO_HOME:-$HOME/.cargo}/bin/cargo"
+[[ -x "$RUSTUP_CARGO" ]] || RUSTUP_CARGO="$(command -v cargo || true)"
+[[ -n "$RUSTUP_CARGO" && "$RUSTUP_CARGO" != /usr/bin/cargo ]] || die "rustup's cargo not found"
+
+prefix_link="$LLVM_PREFIX_DIR/lib/libLLVM.so"
+if [[ ! -L "$prefix_link" || "$(readlink "$prefix_link")" != "$LLVM_LIB" ]]; then
+    log "creating $prefix_link -> $LLVM_LIB"
+    rm -rf "$LLVM_PREFIX_DIR"
+    mkdir -p "$LLVM_PREFIX_DIR/lib"
+    ln -s "$LLVM_LIB" "$prefix_link"
+fi
+# `sbpf-linker --version` prints "sbpf-linker 0.2.6" then "LLVM 22.x.y".
+linker_version() { "$SBPF_LINKER" --version 2>/dev/null || true; }
+linker_ok() {
+    local v
+    v="$(linker_version)"
+    [[ "$v" == *"sbpf-linker ${SBPF_LINKER_VERSION}"* && "$v" == *"LLVM 22."* ]]
+}
+if [[ -x "$SBPF_LINKER" ]] && linker_ok; then
+    log "sbpf-linker ${SBPF_LINKER_VERSION} (LLVM 22) present: $SBPF_LINKER"
+else
+    log "cargo +stable install sbpf-linker@${SBPF_LINKER_VERSION} against LLVM 22 into $SBPF_LINKER_ROOT (about 6 CPU minutes)"
+    # Unset RUSTC and the flags so a caller's Debian settings do not leak in.
+    env -u RUSTC -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS LLVM_PREFIX="$LLVM_PREFIX_DIR" \
+        "$RUSTUP_CARGO" +stable install "sbpf-linker@${SBPF_LINKER_VERSION}" --locked \
+        --no-default-features --features bpf-linker/llvm-22 --root "$SBPF_LINKER_ROOT"
+    linker_ok || die "$SBPF_LINKER --version says: $(linker_version)"
 fi
 
-log "ready: $(/usr/bin/rustc --version), sbpf-linker ${SBPF_LINKER_VERSION}, LD_LIBRARY_PATH=$LLVM_LINK_DIR"
-[[ "$WITH_V3" == 1 ]] && log "ready for SBPF v3: $SBPF_LINKER_V3"
+log "ready: $(/usr/bin/rustc --version), $(linker_version | head -n1) on $(linker_version | sed -n 2p)"
 exit 0

@@ -7,6 +7,9 @@
 //! The buffer's key is derived from the signer and the build's SHA-256
 //! (`keys::buffer`), so an interrupted deploy, run again, finds the buffer
 //! and writes only the chunks that are not there yet.
+//!
+//! A cluster with SIMD-0500 active deploys SBPF v3 programs only: a v0
+//! build is refused before any lamports move, in words (docs/sbf.md).
 
 use solana_keypair::Keypair;
 use solana_loader_v3_interface::instruction as loader;
@@ -45,6 +48,64 @@ pub struct Deployed {
 pub const PROGRAMDATA_HEADER: usize = UpgradeableLoaderState::size_of_programdata_metadata();
 /// The loader's header before the bytes in a buffer account.
 pub const BUFFER_HEADER: usize = UpgradeableLoaderState::size_of_buffer_metadata();
+
+/// SIMD-0500's feature, `disable_sbpf_v0_v1_v2_deployment` (agave-feature-set
+/// 4.4): once active, the loader deploys and upgrades SBPF v3 programs only.
+pub const V3_ONLY_FEATURE: Pubkey =
+    solana_pubkey::pubkey!("B8JJXCy5amZyWG9r7EnUYLwzXSXTxG7GZ1qZ1qggo83g");
+
+/// The SBPF version an ELF declares in its header's `e_flags`: 0 for v0
+/// (what `cargo build-sbf` made before `--arch v3`), 3 for v3.
+pub fn sbpf_version(so: &[u8]) -> Result<u32> {
+    // e_flags: after e_ident (16), e_type, e_machine (2 each), e_version (4),
+    // e_entry, e_phoff and e_shoff (8 each) of an ELF64 header.
+    const E_FLAGS: std::ops::Range<usize> = 48..52;
+    match (so.get(..4), so.get(E_FLAGS)) {
+        (Some(b"\x7fELF"), Some(flags)) => {
+            Ok(u32::from_le_bytes(flags.try_into().expect("four bytes")))
+        }
+        _ => bail!(
+            "the program file is not an ELF ({} bytes; an SBF program starts with \\x7fELF and \
+             a 64-byte header)",
+            so.len()
+        ),
+    }
+}
+
+/// Whether the cluster deploys SBPF v3 only: SIMD-0500's feature account
+/// exists, is the Feature program's, and holds an activation slot (its
+/// data is bincode's `Option<u64>`, `activated_at`: a 1 first when set).
+pub async fn deploys_v3_only(cluster: &Cluster) -> Result<bool> {
+    let Some(account) = cluster.account(&V3_ONLY_FEATURE).await? else {
+        return Ok(false);
+    };
+    Ok(account.owner == solana_sdk_ids::feature::id() && account.data.first() == Some(&1))
+}
+
+/// Why a build of SBPF `version` cannot be deployed on a v3-only cluster,
+/// and what to do.
+pub fn v3_only_refusal(version: u32) -> String {
+    format!(
+        "this cluster deploys only SBPF v3 programs (SIMD-0500: its feature \
+         disable_sbpf_v0_v1_v2_deployment, {V3_ONLY_FEATURE}, is active), and this build is SBPF \
+         v{version} (ELF e_flags {version}). Build the v3 program with `make build-sbf` (or \
+         `cargo build-sbf --arch v3` with Agave's platform tools) and deploy that; a v0 build \
+         (`make build-sbf-v0`) deploys only where that feature is not active"
+    )
+}
+
+/// A failed deploy or upgrade of a pre-v3 build, with the SIMD-0500 reason
+/// when the loader gave it (the feature turned on after `deploy` looked).
+fn deploy_failure(e: Error, version: u32) -> Error {
+    // solana-sbpf's ElfError::UnsupportedSBPFVersion, in the loader's log.
+    const UNSUPPORTED: &str =
+        "Detected sbpf_version required by the executable which are not enabled";
+    if version < 3 && e.to_string().contains(UNSUPPORTED) {
+        e.then(v3_only_refusal(version))
+    } else {
+        e
+    }
+}
 
 fn loader_id() -> Pubkey {
     solana_sdk_ids::bpf_loader_upgradeable::id()
@@ -234,6 +295,11 @@ pub async fn deploy(
             ),
         }
     }
+    // Before the buffer: a build the loader would refuse costs nothing.
+    let version = sbpf_version(so)?;
+    if version < 3 && deploys_v3_only(cluster).await? {
+        bail!("nothing was sent: {}", v3_only_refusal(version));
+    }
 
     // The buffer: found from an earlier attempt, or created.
     let buffer = Arc::new(keys::buffer(&cluster.payer, &program_id, &so_sha256));
@@ -306,7 +372,8 @@ pub async fn deploy(
             out.action = "deployed";
             let landed = cluster
                 .send_and_confirm("deploying the program", &ixs, &[program_keypair], true)
-                .await?;
+                .await
+                .map_err(|e| deploy_failure(e, version))?;
             record(&mut out.summary, cluster, landed.slot, 2).await?;
             landed
         }
@@ -325,7 +392,8 @@ pub async fn deploy(
             out.action = "upgraded";
             let landed = cluster
                 .send_and_confirm("upgrading the program", &ixs, &[], true)
-                .await?;
+                .await
+                .map_err(|e| deploy_failure(e, version))?;
             record(&mut out.summary, cluster, landed.slot, 1).await?;
             landed
         }
@@ -358,6 +426,47 @@ async fn record(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An ELF64 header's first 52 bytes with these `e_flags`.
+    fn elf_header(flags: u32) -> Vec<u8> {
+        let mut elf = b"\x7fELF\x02\x01\x01".to_vec();
+        elf.resize(48, 0);
+        elf.extend(flags.to_le_bytes());
+        elf
+    }
+
+    #[test]
+    fn sbpf_version_from_the_elf_header() {
+        assert_eq!(sbpf_version(&elf_header(0)).unwrap(), 0);
+        assert_eq!(sbpf_version(&elf_header(3)).unwrap(), 3);
+        let short = sbpf_version(&elf_header(3)[..50]).unwrap_err().to_string();
+        assert!(short.contains("not an ELF (50 bytes"), "{short}");
+        let mut not_elf = elf_header(3);
+        not_elf[0] = b'#';
+        assert!(sbpf_version(&not_elf).is_err());
+    }
+
+    #[test]
+    fn a_pre_v3_build_refused_by_the_loader_is_explained() {
+        let log = "deploying the program: refused in simulation: instruction 1: invalid account \
+                   data for instruction; log: Detected sbpf_version required by the executable \
+                   which are not enabled";
+        let explained = deploy_failure(Error::new(log), 0).to_string();
+        assert!(explained.starts_with(log), "{explained}");
+        assert!(
+            explained.contains(
+                "This cluster deploys only SBPF v3 programs (SIMD-0500: its feature \
+                 disable_sbpf_v0_v1_v2_deployment, B8JJXCy5amZyWG9r7EnUYLwzXSXTxG7GZ1qZ1qggo83g, \
+                 is active), and this build is SBPF v0 (ELF e_flags 0). Build the v3 program with \
+                 `make build-sbf`"
+            ),
+            "{explained}"
+        );
+        // A v3 build's failure, or another failure, is left as it was.
+        assert_eq!(deploy_failure(Error::new(log), 3).to_string(), log);
+        let other = "deploying the program: blockhash not found";
+        assert_eq!(deploy_failure(Error::new(other), 0).to_string(), other);
+    }
 
     #[test]
     fn deployed_bytes_against_a_local_build() {

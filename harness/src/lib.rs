@@ -33,8 +33,8 @@ pub fn root() -> PathBuf {
 }
 
 /// The folder `make build-sbf` leaves `curta_program.so` in, or
-/// `SBF_OUT_DIR` when set (the Makefile sets it to that folder, and the v3
-/// targets to `target/deploy-v3`).
+/// `SBF_OUT_DIR` when set (the Makefile sets it to that folder, and the v0
+/// fallback's targets to `target/deploy-v0`).
 pub fn deploy_dir() -> PathBuf {
     match std::env::var_os("SBF_OUT_DIR") {
         Some(dir) => root().join(dir),

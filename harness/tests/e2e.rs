@@ -10,10 +10,13 @@
 //!   golden final state, and the chain's history shows that nothing was
 //!   paid twice: each weight chunk written once, each turn done once, no
 //!   fee beyond an uninterrupted run's.
+//! - Each SBPF version deploys where the cluster takes it: the v3 build
+//!   anywhere here, the v0 fallback where SIMD-0500 is not active, refused
+//!   before anything is sent where it is.
 //! - Bad input is refused in words, naming the value and the limit.
 //!
-//! Needs `target/debug/curta` and `target/deploy/curta_program.so`
-//! (`make test-e2e` builds both).
+//! Needs `target/debug/curta`, `target/deploy/curta_program.so` and
+//! `target/deploy-v0/curta_program.so` (`make test-e2e` builds them).
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -684,6 +687,70 @@ fn racing_crankers_finish_every_run_once() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The v0 fallback (`make build-sbf-v0`) deploys on a cluster without
+/// SIMD-0500; where its feature account says it is active, `curta deploy`
+/// refuses it before anything is sent, in words, and the v3 build deploys.
+/// The feature account is planted at genesis (`--account`): Agave 4.0 has
+/// no such feature, so the loader's own refusal is not what is exercised
+/// (docs/sbf.md).
+#[test]
+fn each_sbpf_version_deploys_where_the_cluster_takes_it() {
+    let v0 = curta_harness::root().join("target/deploy-v0/curta_program.so");
+    assert!(
+        v0.is_file(),
+        "{} is missing: run `make build-sbf-v0`",
+        v0.display()
+    );
+    let dir = workdir("sbpf-versions");
+
+    let net = start();
+    let curta = ok(Curta::new(&net, &dir.join("without-simd-0500")));
+    let d = ok(curta.deploy(&v0));
+    assert_eq!(d["action"], "deployed", "{d}");
+    let v = ok(curta.json(&["program", "verify", &v0.to_string_lossy()]));
+    assert_eq!(v["equal"], true, "{v}");
+    drop(net);
+
+    // SIMD-0500's feature, activated at slot 0: bincode's Some(0u64).
+    let feature = dir.join("simd-0500.json");
+    let activated = serde_json::json!({
+        "pubkey": curta_client::deploy::V3_ONLY_FEATURE.to_string(),
+        "account": {
+            "lamports": 1_000_000,
+            "data": ["AQAAAAAAAAAA", "base64"],
+            "owner": solana_sdk_ids::feature::id().to_string(),
+            "executable": false,
+            "rentEpoch": 0,
+        },
+    });
+    std::fs::write(&feature, activated.to_string()).expect("the feature account's file");
+    let net = curta_harness::localnet::Localnet::builder()
+        .binary(env!("CARGO_BIN_EXE_curta-localnet"))
+        .arg("--account")
+        .arg(curta_client::deploy::V3_ONLY_FEATURE.to_string())
+        .arg(&feature)
+        .start()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let curta = ok(Curta::new(&net, &dir.join("with-simd-0500")));
+    let rpc = rpc(&net);
+    let payer = net.payer().pubkey();
+    let before = rpc.get_balance(&payer).expect("balance");
+    let refused = curta
+        .deploy(&v0)
+        .expect_err("a v0 build where SIMD-0500 is active");
+    for says in [
+        "nothing was sent: this cluster deploys only SBPF v3 programs (SIMD-0500: its feature \
+         disable_sbpf_v0_v1_v2_deployment, B8JJXCy5amZyWG9r7EnUYLwzXSXTxG7GZ1qZ1qggo83g, is \
+         active), and this build is SBPF v0 (ELF e_flags 0)",
+        "Build the v3 program with `make build-sbf`",
+    ] {
+        assert!(refused.contains(says), "{refused}");
+    }
+    assert_eq!(rpc.get_balance(&payer).expect("balance"), before);
+    let d = ok(curta.deploy(&so()));
+    assert_eq!(d["action"], "deployed", "{d}");
 }
 
 #[test]

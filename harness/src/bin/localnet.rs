@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use agave_feature_set::{raise_account_cu_limit, raise_block_limits_to_100m};
 use clap::Parser;
-use solana_account::AccountSharedData;
+use solana_account::{AccountSharedData, WritableAccount};
 use solana_commitment_config::CommitmentConfig;
 use solana_faucet::faucet::{run_faucet, Faucet};
 use solana_instruction::Instruction;
@@ -86,6 +86,11 @@ struct Args {
     #[arg(long, num_args = 2, value_names = ["ADDRESS_OR_KEYPAIR", "SO_PATH"])]
     bpf_program: Vec<String>,
 
+    /// Load an account at genesis from a JSON file, as `solana account
+    /// --output json` writes one, as Agave's flag does; repeatable.
+    #[arg(long, num_args = 2, value_names = ["ADDRESS", "JSON_FILE"])]
+    account: Vec<String>,
+
     /// Deactivate the two features that raised the block limits (SIMD-0286
     /// and SIMD-0306): 60M compute units per block and 12M per writable
     /// account instead of 100M and 40M.
@@ -139,6 +144,7 @@ fn run(args: Args, signals: &libc::sigset_t) -> Result<(), String> {
     let started = Instant::now();
     // What can be checked without touching the disk, first.
     let programs = parse_programs(&args.bpf_program)?;
+    let accounts = parse_accounts(&args.account)?;
     let port_range = parse_port_range(&args.dynamic_port_range)
         .filter(|(min, max)| min < max)
         .ok_or_else(|| {
@@ -187,6 +193,7 @@ fn run(args: Args, signals: &libc::sigset_t) -> Result<(), String> {
         ledger: &ledger,
         reused,
         programs,
+        accounts,
         port_range,
         rpc_port,
         started,
@@ -210,6 +217,7 @@ struct Plan<'a> {
     ledger: &'a Path,
     reused: bool,
     programs: Vec<UpgradeableProgramInfo>,
+    accounts: Vec<(Pubkey, AccountSharedData)>,
     port_range: (u16, u16),
     rpc_port: u16,
     started: Instant,
@@ -222,6 +230,7 @@ fn serve(args: &Args, target: &Path, plan: Plan, signals: &libc::sigset_t) -> Re
         ledger,
         reused,
         programs,
+        accounts,
         port_range,
         rpc_port,
         started,
@@ -280,6 +289,7 @@ fn serve(args: &Args, target: &Path, plan: Plan, signals: &libc::sigset_t) -> Re
             ..JsonRpcConfig::default_for_test()
         })
         .add_upgradeable_programs_with_path(&programs)
+        .add_accounts(accounts)
         .deactivate_features(&deactivate)
         .bind_ip_addr(IpAddr::V4(Ipv4Addr::LOCALHOST))
         .gossip_host(IpAddr::V4(Ipv4Addr::LOCALHOST))
@@ -603,8 +613,52 @@ fn parse_programs(pairs: &[String]) -> Result<Vec<UpgradeableProgramInfo>, Strin
                 program_id: parse_address(address)?,
                 loader: BPF_LOADER_UPGRADEABLE,
                 upgrade_authority: Pubkey::default(),
-                program_path: existing_file(so_path)?,
+                program_path: existing_file("--bpf-program program file", so_path)?,
             })
+        })
+        .collect()
+}
+
+/// `--account ADDRESS JSON_FILE` pairs, each file read as `solana account
+/// --output json` writes one: `{"account": {"lamports", "data": [BASE64,
+/// "base64"], "owner", "executable", "rentEpoch"}}` (its "pubkey" is
+/// ignored: ADDRESS says where).
+fn parse_accounts(pairs: &[String]) -> Result<Vec<(Pubkey, AccountSharedData)>, String> {
+    use base64::Engine;
+    pairs
+        .chunks(2)
+        .map(|pair| {
+            let [address, file] = pair else {
+                unreachable!("clap takes two values per --account")
+            };
+            let address = address
+                .parse::<Pubkey>()
+                .map_err(|e| format!("--account address {address:?} is not an address: {e}"))?;
+            let path = existing_file("--account JSON file", file)?;
+            let bad = |why: String| format!("--account JSON file {file}: {why}");
+            let text = fs::read_to_string(&path).map_err(|e| bad(e.to_string()))?;
+            let json: serde_json::Value =
+                serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+            let account = &json["account"];
+            let lamports = account["lamports"]
+                .as_u64()
+                .ok_or_else(|| bad("no account.lamports".into()))?;
+            let owner = account["owner"]
+                .as_str()
+                .and_then(|o| o.parse::<Pubkey>().ok())
+                .ok_or_else(|| bad("no account.owner address".into()))?;
+            let data = match account["data"].as_array().map(Vec::as_slice) {
+                Some([data, encoding]) if encoding == "base64" => data
+                    .as_str()
+                    .and_then(|d| base64::engine::general_purpose::STANDARD.decode(d).ok())
+                    .ok_or_else(|| bad("account.data[0] is not base64".into()))?,
+                _ => return Err(bad("account.data is not [BASE64, \"base64\"]".into())),
+            };
+            let mut shared = AccountSharedData::new(lamports, data.len(), &owner);
+            shared.set_data_from_slice(&data);
+            shared.set_executable(account["executable"].as_bool().unwrap_or(false));
+            shared.set_rent_epoch(account["rentEpoch"].as_u64().unwrap_or(u64::MAX));
+            Ok((address, shared))
         })
         .collect()
 }
@@ -618,12 +672,13 @@ fn parse_address(s: &str) -> Result<Pubkey, String> {
     })
 }
 
-fn existing_file(s: &str) -> Result<PathBuf, String> {
+/// `s` as a path, when a file is there: `what` names it for the error.
+fn existing_file(what: &str, s: &str) -> Result<PathBuf, String> {
     let path = PathBuf::from(s);
     if path.is_file() {
         Ok(path)
     } else {
-        Err(format!("--bpf-program program file {s} does not exist"))
+        Err(format!("{what} {s} does not exist"))
     }
 }
 
