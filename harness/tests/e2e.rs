@@ -697,12 +697,7 @@ fn racing_crankers_finish_every_run_once() {
 /// (docs/sbf.md).
 #[test]
 fn each_sbpf_version_deploys_where_the_cluster_takes_it() {
-    let v0 = curta_harness::root().join("target/deploy-v0/curta_program.so");
-    assert!(
-        v0.is_file(),
-        "{} is missing: run `make build-sbf-v0`",
-        v0.display()
-    );
+    let v0 = so_v0();
     let dir = workdir("sbpf-versions");
 
     let net = start();
@@ -714,9 +709,10 @@ fn each_sbpf_version_deploys_where_the_cluster_takes_it() {
     drop(net);
 
     // SIMD-0500's feature, activated at slot 0: bincode's Some(0u64).
+    let feature_id = curta_client::deploy::V3_ONLY_FEATURE.to_string();
     let feature = dir.join("simd-0500.json");
     let activated = serde_json::json!({
-        "pubkey": curta_client::deploy::V3_ONLY_FEATURE.to_string(),
+        "pubkey": feature_id,
         "account": {
             "lamports": 1_000_000,
             "data": ["AQAAAAAAAAAA", "base64"],
@@ -726,13 +722,7 @@ fn each_sbpf_version_deploys_where_the_cluster_takes_it() {
         },
     });
     std::fs::write(&feature, activated.to_string()).expect("the feature account's file");
-    let net = curta_harness::localnet::Localnet::builder()
-        .binary(env!("CARGO_BIN_EXE_curta-localnet"))
-        .arg("--account")
-        .arg(curta_client::deploy::V3_ONLY_FEATURE.to_string())
-        .arg(&feature)
-        .start()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let net = start_with(&["--account".as_ref(), feature_id.as_ref(), feature.as_ref()]);
     let curta = ok(Curta::new(&net, &dir.join("with-simd-0500")));
     let rpc = rpc(&net);
     let payer = net.payer().pubkey();

@@ -21,8 +21,17 @@ use solana_signature::Signature;
 use solana_transaction::{Transaction, TransactionError};
 
 pub fn start() -> Localnet {
-    let net = Localnet::builder()
-        .binary(env!("CARGO_BIN_EXE_curta-localnet"))
+    start_with(&[])
+}
+
+/// A `curta-localnet` with these flags besides its defaults.
+pub fn start_with(args: &[&std::ffi::OsStr]) -> Localnet {
+    let net = args
+        .iter()
+        .fold(
+            Localnet::builder().binary(env!("CARGO_BIN_EXE_curta-localnet")),
+            |b, a| b.arg(a),
+        )
         .start()
         .unwrap_or_else(|e| panic!("{e}"));
     eprintln!(
@@ -47,11 +56,26 @@ pub fn rpc(net: &Localnet) -> RpcClient {
     RpcClient::new_with_commitment(net.rpc_url().to_string(), CommitmentConfig::confirmed())
 }
 
+/// The program's build: SBPF v3, `make build-sbf`'s.
 pub fn so() -> PathBuf {
-    let so = curta_harness::deploy_dir().join("curta_program.so");
+    built(
+        curta_harness::deploy_dir().join("curta_program.so"),
+        "build-sbf",
+    )
+}
+
+/// The SBPF v0 fallback, `make build-sbf-v0`'s.
+pub fn so_v0() -> PathBuf {
+    built(
+        curta_harness::root().join("target/deploy-v0/curta_program.so"),
+        "build-sbf-v0",
+    )
+}
+
+fn built(so: PathBuf, target: &str) -> PathBuf {
     assert!(
         so.is_file(),
-        "{} is missing: run `make build-sbf`",
+        "{} is missing: run `make {target}`",
         so.display()
     );
     so
