@@ -622,7 +622,9 @@ fn parse_programs(pairs: &[String]) -> Result<Vec<UpgradeableProgramInfo>, Strin
 /// `--account ADDRESS JSON_FILE` pairs, each file read as `solana account
 /// --output json` writes one: `{"account": {"lamports", "data": [BASE64,
 /// "base64"], "owner", "executable", "rentEpoch"}}` (its "pubkey" is
-/// ignored: ADDRESS says where).
+/// ignored: ADDRESS says where). Read here, not by the library's
+/// `add_accounts_from_json_files`, which panics on an unreadable file or
+/// an undecodable account instead of saying which.
 fn parse_accounts(pairs: &[String]) -> Result<Vec<(Pubkey, AccountSharedData)>, String> {
     use base64::Engine;
     pairs
