@@ -1,5 +1,5 @@
 //! The WebAssembly replay: the same run, turn by turn, inside the
-//! curta-core module (`make build-wasm`), run by wasmtime through the
+//! curta-core module (`make build-wasm`), run by the wasmi interpreter through the
 //! exports `docs/spec.md` lists ("WebAssembly exports").
 //!
 //! Every buffer a call reads lives in the module's linear memory: a run
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use curta_core::format::{header, read_u32, read_u64, Config, SECTION_ENTRY_LEN, SECTION_TABLE};
 use curta_core::planner::CHARGES;
-use wasmtime::{Engine, Instance, Memory, Module, Store, TypedFunc};
+use wasmi::{Engine, Instance, Memory, Module, Store, TypedFunc};
 
 use crate::manifest::RunSpec;
 
@@ -24,11 +24,11 @@ use crate::manifest::RunSpec;
 const PLAN_LEN: u32 = 20;
 
 /// An export's result; a trap panics (module comment).
-fn done<T>(export: &str, result: wasmtime::Result<T>) -> T {
+fn done<T>(export: &str, result: Result<T, wasmi::Error>) -> T {
     result.unwrap_or_else(|e| panic!("curta_core.wasm: {export} trapped: {e:#}"))
 }
 
-/// The curta-core WebAssembly module, instantiated once with wasmtime.
+/// The curta-core WebAssembly module, instantiated once with wasmi.
 pub struct WasmCore {
     store: Store<()>,
     memory: Memory,
