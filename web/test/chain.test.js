@@ -186,10 +186,30 @@ test('on chain: bad input and a wallet that refuses get words, and nothing is pa
 test('on chain: a reload mid-run resumes the same run and pays nothing twice', () =>
   withLog(async () => {
     const signedBefore = wallet.state.signed;
+    // The reload must come mid-run, and a run of 20 turns lands in under a
+    // second here: once the page has verified two turns, its status polls go
+    // unanswered, so it cannot see the rest land, nor close the run, before
+    // the reload. Its transactions still reach the validator; the reloaded
+    // page finds them by signature.
+    const rpcOrigin = new URL(localnet.url).origin;
+    const onRpc = (/** @type {URL} */ url) => url.origin === rpcOrigin;
+    /** @type {import('playwright-core').Route[]} */
+    const held = [];
+    const holdStatuses = async (/** @type {import('playwright-core').Route} */ route) => {
+      const polling = (route.request().postData() ?? '').includes('"getSignatureStatuses"');
+      // A count cut short by the reload holds too: that page is going away.
+      const verified = polling ? await page.locator('#turns li.verified').count().catch(() => Infinity) : 0;
+      if (verified >= 2) held.push(route);
+      else await route.continue().catch(() => {});
+    };
+    await page.route(onRpc, holdStatuses);
     await page.click('#run-chain');
     await page.locator('#turns li.verified').nth(1).waitFor({ timeout: 120_000 });
     const sessionKey = await fact(page, 'session key');
+    await page.unroute(onRpc, holdStatuses);
     await page.reload();
+    // The held polls belonged to the page before the reload.
+    await Promise.all(held.map((route) => route.abort().catch(() => {})));
     // The page marks a resumed session; its status line may already have
     // moved past "Resuming" when little was left to do.
     await page.locator('body[data-chain-resumed="true"]').waitFor({ state: 'attached', timeout: 30_000 }).catch(async (e) => {
