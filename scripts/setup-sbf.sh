@@ -65,10 +65,12 @@ linker_ok() {
 if [[ -x "$SBPF_LINKER" ]] && linker_ok; then
     log "sbpf-linker ${SBPF_LINKER_VERSION} (LLVM 22) present: $SBPF_LINKER"
 else
-    log "cargo +stable install sbpf-linker@${SBPF_LINKER_VERSION} against LLVM 22 into $SBPF_LINKER_ROOT (about 6 CPU minutes)"
+    log "cargo +stable install sbpf-linker@${SBPF_LINKER_VERSION} against LLVM 22 into $SBPF_LINKER_ROOT (about 1.5 CPU minutes)"
     # Unset RUSTC and the flags so a caller's Debian settings do not leak in.
+    # --debug: the linking is done by Debian's optimized libLLVM; the
+    # linker's own Rust unoptimized writes the same bytes (docs/sbf.md).
     env -u RUSTC -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS LLVM_PREFIX="$LLVM_PREFIX_DIR" \
-        "$RUSTUP_CARGO" +stable install "sbpf-linker@${SBPF_LINKER_VERSION}" --locked \
+        "$RUSTUP_CARGO" +stable install "sbpf-linker@${SBPF_LINKER_VERSION}" --locked --debug \
         --no-default-features --features bpf-linker/llvm-22 --root "$SBPF_LINKER_ROOT"
     linker_ok || die "$SBPF_LINKER --version says: $(linker_version)"
 fi
