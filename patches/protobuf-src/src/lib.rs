@@ -4,7 +4,8 @@
 //! `.proto` files, and the real crate compiles libprotobuf 21.5 from C++
 //! source for that, five CPU-minutes of every cold build. Debian's
 //! protobuf-compiler (3.21.12, the same 21.x line; installed by
-//! scripts/setup-host.sh) generates the same Rust.
+//! scripts/setup-host.sh) does that job: protoc only parses the `.proto`
+//! files into descriptors, from which tonic-build writes the Rust.
 
 use std::path::PathBuf;
 
