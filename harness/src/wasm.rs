@@ -1,6 +1,6 @@
 //! The WebAssembly replay: the same run, turn by turn, inside the
-//! curta-core module (`make build-wasm`), run by the wasmi interpreter through the
-//! exports `docs/spec.md` lists ("WebAssembly exports").
+//! curta-core module (`make build-wasm`), run by the wasmi interpreter
+//! through the exports `docs/spec.md` lists ("WebAssembly exports").
 //!
 //! Every buffer a call reads lives in the module's linear memory: a run
 //! copies the artifact in once and addresses its sections inside that copy.

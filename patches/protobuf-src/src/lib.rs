@@ -14,9 +14,3 @@ use std::path::PathBuf;
 pub fn protoc() -> PathBuf {
     PathBuf::from("protoc")
 }
-
-/// Where the well-known `.proto` files are: Debian's `libprotobuf-dev`
-/// puts them under `/usr/include`. (Agave's protos import none.)
-pub fn include() -> PathBuf {
-    PathBuf::from("/usr/include")
-}
