@@ -183,6 +183,19 @@ pub fn custom_code(err: &TransactionError) -> Option<u32> {
     }
 }
 
+/// The custom code of an error Curta's own instruction raised (`programs`:
+/// each instruction's program).
+pub fn curta_code(err: &TransactionError, programs: &[Pubkey], curta: &Pubkey) -> Option<u32> {
+    match err {
+        TransactionError::InstructionError(i, InstructionError::Custom(code))
+            if programs.get(*i as usize) == Some(curta) =>
+        {
+            Some(*code)
+        }
+        _ => None,
+    }
+}
+
 /// The System program's errors (`solana_system_interface::error`), by
 /// number: its name and what it means for a curta user.
 const SYSTEM_ERRORS: [(&str, &str); 9] = [

@@ -10,7 +10,7 @@
 //! | `funds` | The signer's balance against what a command spends |
 //! | `cluster`, `rpc`, `transport` | `--url`, `--keypair`, `--commitment`; the connection: accounts, blockhashes, signing, sending until landed; every request retried with backoff on a missing or unusable answer |
 //! | `journal`, `keys` | What makes a rerun safe: in-flight transactions journaled, account keys derived |
-//! | `sender`, `progress` | Many transactions in flight at once; progress bars or lines |
+//! | `sender`, `progress`, `interrupt` | Many transactions in flight at once; progress bars or lines; Ctrl-C during a crank |
 //! | `artifact`, `model`, `params` | Weights held whole; models and configs on chain; a run's parameters |
 //! | `replay`, `receipts` | The native replay of a run; turn receipts from the logs |
 //! | `deploy`, `settings`, `upload`, `runs`, `crank`, `quote` | The commands' work |
@@ -24,6 +24,7 @@ pub mod deploy;
 pub mod errors;
 pub mod funds;
 pub mod instructions;
+pub mod interrupt;
 pub mod journal;
 pub mod keys;
 pub mod model;

@@ -59,28 +59,15 @@ impl Params {
     }
 }
 
-/// A temperature such as `0.8` as a value with 16 fractional bits, rounded
-/// to nearest (ties up), in integers so every platform agrees; at most 16.
+/// A temperature such as `0.8` as a value with 16 fractional bits (the
+/// client core's `decimal_q16`); at most 16.
 pub fn temperature_q16(text: &str) -> Result<u32> {
     if text.starts_with('-') {
         bail!("--temperature {text} is below zero: it is 0 (the likeliest token) to 16");
     }
-    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
-    let digits = whole
-        .bytes()
-        .chain(fraction.bytes())
-        .all(|b| b.is_ascii_digit());
-    if (whole.is_empty() && fraction.is_empty())
-        || !digits
-        || whole.len() > 6
-        || fraction.len() > 12
-    {
+    let Some(q16) = curta_core::client::params::decimal_q16(text) else {
         bail!("--temperature {text:?} is not a decimal number such as 0.8");
-    }
-    let scale = 10u64.pow(fraction.len() as u32);
-    let numerator =
-        whole.parse::<u64>().unwrap_or(0) * scale + fraction.parse::<u64>().unwrap_or(0);
-    let q16 = (numerator * 65_536 * 2 + scale) / (2 * scale);
+    };
     if q16 > MAX_TEMPERATURE_Q16 as u64 {
         bail!("--temperature {text} is above the most, 16");
     }

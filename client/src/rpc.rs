@@ -663,26 +663,13 @@ fn already_processed(e: &solana_rpc_client_api::client_error::Error) -> bool {
     e.get_transaction_error() == Some(TransactionError::AlreadyProcessed)
 }
 
-/// The compute units the program `program_id` reported in a log ("Program
-/// X consumed N of M compute units"), summed over its invocations.
+/// The compute units the program `program_id` reported in a log, summed
+/// over its invocations (the client core's rule).
 pub fn program_units(logs: &[String], program_id: &Pubkey) -> u64 {
-    let prefix = format!("Program {program_id} consumed ");
-    logs.iter()
-        .filter_map(|l| {
-            l.strip_prefix(&prefix)?
-                .split(' ')
-                .next()?
-                .parse::<u64>()
-                .ok()
-        })
-        .sum()
+    curta_core::client::receipt::program_units(logs, &program_id.to_string())
 }
 
-/// A priority fee in lamports: micro-lamports per unit times the limit,
-/// rounded up, as the runtime charges it.
-pub fn priority_fee(micro_lamports_per_cu: u64, cu_limit: u32) -> u64 {
-    (micro_lamports_per_cu as u128 * cu_limit as u128).div_ceil(1_000_000) as u64
-}
+pub use curta_core::client::budget::priority_fee;
 
 #[cfg(test)]
 mod tests {

@@ -3,7 +3,8 @@
 //! `docs/spec.md` describes what it computes.
 //!
 //! `no_std` by default, for the curta program; the `std` feature adds the
-//! checkpoint converter and the `curta-core` binary.
+//! checkpoint converter, the client core (`client`) and the `curta-core`
+//! binary.
 //!
 //! The modules are layers; each imports only those listed before it:
 //!
@@ -16,7 +17,9 @@
 //! | `state` | The state: header, `Phase`, `Cursor`, `StateLayout`, `StateInfo`, output readers |
 //! | `planner`, `tokenizer` | The compute charges and `plan_turn`; the tokenizing phases and decoding |
 //! | `inference` | `init_state`, `turn`, `quote_turns`, and the forward pass |
-//! | `protocol`, `convert`, `wasm` | The program's accounts; the converter; the WebAssembly interface |
+//! | `protocol`, `convert` | The program's accounts; the converter |
+//! | `client` | What every client does, with no I/O: replay, receipts, the crank's state machine |
+//! | `wasm` | The WebAssembly interface |
 
 #![cfg_attr(not(feature = "std"), no_std)]
 // The SBF row kernel is inline assembly (`kernel/sbf.rs`), on every SBF
@@ -46,6 +49,9 @@ pub mod protocol;
 
 #[cfg(feature = "std")]
 pub mod convert;
+
+#[cfg(feature = "std")]
+pub mod client;
 // Natively with `native-wasm`: the same interface, for its fuzz target and
 // tests (`wasm::memory::set_native` stands in for the linear memory).
 #[cfg(all(feature = "std", any(target_arch = "wasm32", feature = "native-wasm")))]

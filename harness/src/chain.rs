@@ -86,7 +86,7 @@ impl Outcome {
 
     /// The turn receipts the program logged (`sol_log_data`).
     pub fn receipts(&self) -> Vec<curta_client::receipts::Receipt> {
-        curta_client::receipts::from_logs(&self.logs)
+        curta_client::receipts::from_logs(&self.logs, &PROGRAM_ID.to_string())
     }
 }
 

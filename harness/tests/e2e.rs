@@ -557,6 +557,44 @@ fn killed_mid_upload_and_mid_crank_resumes_paying_nothing_twice() {
     let closed = ok(curta.json(&["run", "close", &run]));
     assert!(closed["recovered"].as_u64().expect("lamports") > 0);
     assert_eq!(rpc.get_account(&run_key).ok(), None);
+
+    // Ctrl-C mid-crank: the crank stops sending, and the command says the
+    // run stays open, how to resume it and how to close it; the same
+    // command then finishes the run.
+    let name = "stories260k-t08-seed1";
+    let spec = shared::spec(name);
+    let args = run_args(&spec);
+    let mut open = vec!["run", "open", "--model", &model_s];
+    open.extend(strs(&args));
+    let run = ok(curta.json(&open))["run"]
+        .as_str()
+        .expect("run")
+        .to_string();
+    let (mut child, lines) = ok(curta.spawn(&["run", "crank", &run, "--window", "2"]));
+    wait_for(&mut child, &lines, "three turns", |line| {
+        line.starts_with("turn ") && line.contains(" (3/")
+    });
+    let sigint = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill -INT");
+    assert!(sigint.success());
+    let status = child.wait().expect("wait");
+    let said: Vec<String> = lines.iter().collect();
+    let said = said.join("\n");
+    assert_eq!(status.code(), Some(1), "interrupted: {said}");
+    assert!(
+        said.contains("error: the crank was stopped")
+            && said.contains(&format!("The run {run} stays open"))
+            && said.contains(&format!("`curta run close {run}`")),
+        "what Ctrl-C said: {said}"
+    );
+    let c = ok(curta.json(&["run", "crank", &run]));
+    let resumed_at = c["turns_before"].as_u64().expect("turns before");
+    assert!(resumed_at >= 3, "resumed at turn {resumed_at}");
+    check_turns(name, &c, &native_receipt(&spec));
+    eprintln!("interrupted at turn 3 or later, resumed at turn {resumed_at}");
+    ok(curta.json(&["run", "close", &run]));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -807,6 +845,20 @@ fn bad_input_is_refused_in_words() {
                 "17",
             ],
             "--temperature 17 is above the most, 16",
+        ),
+        (
+            // Eighteen digits: once an overflow in the rounding.
+            vec![
+                "quote",
+                &p,
+                "--prompt",
+                "x",
+                "--max-tokens",
+                "4",
+                "--temperature",
+                "999999.999999999999",
+            ],
+            "--temperature 999999.999999999999 is above the most, 16",
         ),
         (
             vec![

@@ -67,6 +67,14 @@ export const EXPORTS = Object.freeze([
   'required_section',
   'turn',
   'state_difference',
+  'reply_pointer',
+  'reply_length',
+  'crank_new',
+  'crank_next',
+  'crank_summary',
+  'crank_free',
+  'receipts',
+  'quote_run',
 ]);
 
 /** `state_size` and `required_section` for parameters out of range. */
@@ -123,6 +131,14 @@ export const STATE_LAYOUT_FIELDS = Object.freeze([
  * @property {(config: number, state: number, stateLength: number) => number} required_section
  * @property {(config: number, state: number, stateLength: number, metadata: number, metadataLength: number, weights: number, weightsLength: number) => number} turn
  * @property {(config: number, expected: number, expectedLength: number, actual: number, actualLength: number, output: number) => number} state_difference
+ * @property {() => number} reply_pointer
+ * @property {() => number} reply_length
+ * @property {(artifact: number, artifactLength: number, state: number, stateLength: number, setup: number, setupLength: number) => number} crank_new
+ * @property {(handle: number, event: number, eventLength: number, bytes: number, bytesLength: number) => number} crank_next
+ * @property {(handle: number) => number} crank_summary
+ * @property {(handle: number) => void} crank_free
+ * @property {(logs: number, logsLength: number) => number} receipts
+ * @property {(artifact: number, artifactLength: number, prompt: number, promptLength: number, setup: number, setupLength: number) => number} quote_run
  */
 
 /**
@@ -321,6 +337,57 @@ export class CoreWasm {
    */
   allocBuffer(length) {
     return new WasmBuffer(this, this.alloc(length), length);
+  }
+
+  /**
+   * Calls a client-core export with JSON and byte buffers copied in, and
+   * returns its reply, parsed (`docs/client.md`, "The client core").
+   * @param {(...args: number[]) => number} call the export, given each buffer's pointer and length after `leading`
+   * @param {number[]} leading arguments before the buffers
+   * @param {(Uint8Array | string)[]} buffers
+   * @returns {{ status: number, reply: any }}
+   */
+  callJson(call, leading, buffers) {
+    const copies = buffers.map((b) => this.copyIn(typeof b === 'string' ? new TextEncoder().encode(b) : b));
+    try {
+      const status = call(...leading, ...copies.flatMap((c) => [c.pointer, c.length])) >>> 0;
+      const text = new TextDecoder().decode(this.view(this.exports.reply_pointer() >>> 0, this.exports.reply_length() >>> 0));
+      return { status, reply: JSON.parse(text) };
+    } finally {
+      for (const c of copies) c.free();
+    }
+  }
+
+  /**
+   * The turn receipts that the program `programId`'s own invocations logged
+   * in a transaction's logs (a line another program logged is not one), as
+   * the module's `receipts` reads them.
+   * @param {string} programId
+   * @param {readonly string[]} logs
+   */
+  receipts(programId, logs) {
+    const { status, reply } = this.callJson(this.exports.receipts, [], [JSON.stringify({ programId, logs })]);
+    if (status !== 0) throw new TypeError(reply.error);
+    return reply;
+  }
+
+  /**
+   * What a run will cost, as the client core prices it (`quote_run`): the
+   * replay's turns under `setup.allowance`, each turn's limit and priority
+   * fee, the signatures' fees, the escrow and royalty. Every u64 in `setup`
+   * may be a bigint; the reply's are decimal strings.
+   * @param {Uint8Array} artifact
+   * @param {Uint8Array} prompt
+   * @param {object} setup `{ allowance, royalty, lamportsPerSignature, openTransactions, rent, maxTokens, temperatureQ16, seed, window?, cuLimit?, priorityRamp? }`
+   */
+  quoteRun(artifact, prompt, setup) {
+    const json = JSON.stringify(setup, (_, v) => (typeof v === 'bigint' ? v.toString() : v));
+    const { status, reply } = this.callJson(this.exports.quote_run, [], [artifact, prompt, json]);
+    if (status !== 0) {
+      if (reply.code === null) throw new TypeError(reply.error);
+      throw new CurtaCoreError(reply.code);
+    }
+    return reply;
   }
 
   /**

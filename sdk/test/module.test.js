@@ -42,6 +42,15 @@ test('each export takes the specification’s count of arguments', async () => {
     result_len: 0,
     required_section: 3,
     turn: 7,
+    state_difference: 6,
+    reply_pointer: 0,
+    reply_length: 0,
+    crank_new: 6,
+    crank_next: 5,
+    crank_summary: 1,
+    crank_free: 1,
+    receipts: 2,
+    quote_run: 6,
   };
   for (const [name, count] of Object.entries(arity)) assert.equal(exports[name].length, count, name);
 });

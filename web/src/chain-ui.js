@@ -32,7 +32,7 @@ import { drawUnits } from './plot.js';
 import { endSession, newSession, savedSession, sessionSigner, updateSession } from './session-key.js';
 import { getItem, setItem } from './store.js';
 import { chainOf, connectWallet, walletSigner, watchWallets } from './wallet.js';
-import { inWords } from './words.js';
+import { inWords, mismatchWords } from './words.js';
 
 /** What a local key is given on localnet. */
 const LOCAL_AIRDROP = 20_000_000_000n;
@@ -521,9 +521,9 @@ async function work(page, session, o) {
     });
   } catch (e) {
     if (e instanceof CurtaReplayMismatch) {
-      const turn = e.details?.turn;
-      addTurn(turn ?? landed + 1, `MISMATCH at turn ${turn ?? '?'}: ${e.details?.field ?? 'state'}`, 'mismatch');
-      throw new Error(`Turn ${turn ?? '?'} does not match the module's replay (field ${e.details?.field ?? 'state'}): ${e.message}. The crank stopped; nothing more is paid.`);
+      const said = mismatchWords(e, landed + 1);
+      addTurn(said.turn, said.line, 'mismatch');
+      throw new Error(said.words);
     }
     throw e;
   }

@@ -71,3 +71,21 @@ function coreInWords(error, input) {
 export function maxTokensWords(maxTokens, context) {
   return `Max tokens ${maxTokens} is past the model's context of ${context} tokens.`;
 }
+
+/**
+ * A crank's `CurtaReplayMismatch` in words: the turn and the field that
+ * differ, as the SDK's error names them (`turn`, `field`; none for a
+ * state found elsewhere than the replay's).
+ * @param {{ turn?: number, field?: string, message: string }} e
+ * @param {number} nextTurn the turn to name when the error names none
+ * @returns {{ turn: number, line: string, words: string }}
+ */
+export function mismatchWords(e, nextTurn) {
+  const turn = e.turn ?? nextTurn;
+  const field = e.field ?? 'state';
+  return {
+    turn,
+    line: `MISMATCH at turn ${turn}: ${field}`,
+    words: `Turn ${turn} does not match the module's replay (field ${field}): ${e.message}. The crank stopped; nothing more is paid.`,
+  };
+}

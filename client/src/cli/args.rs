@@ -322,7 +322,7 @@ pub struct SendArgs {
 }
 
 fn parse_limits(s: &str) -> std::result::Result<LimitPolicy, String> {
-    s.parse().map_err(|e: Error| e.to_string())
+    LimitPolicy::parse(s)
 }
 
 fn parse_charges(s: &str) -> std::result::Result<ChargeTable, String> {

@@ -18,7 +18,7 @@ use crate::errors::{Error, Result};
 use crate::model::{self, ModelInfo};
 use crate::output::{count, sol, Outcome};
 use crate::params::Params;
-use crate::quote::{self, Prices, Quote};
+use crate::quote::{self, Needs, Prices, Quote};
 use crate::rpc::Cluster;
 use crate::runs::{self, Opened};
 use crate::sender::Summary;

@@ -52,7 +52,11 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(&cli)) {
+    let run = async {
+        crate::interrupt::install();
+        run(&cli).await
+    };
+    match runtime.block_on(run) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             let _ = std::io::stdout().flush();

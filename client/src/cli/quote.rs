@@ -13,7 +13,7 @@ use crate::errors::{Error, Result};
 use crate::model;
 use crate::output::{sol, thousands, Outcome};
 use crate::params::{self, Params};
-use crate::quote::{self, Prices, Quote};
+use crate::quote::{self, Needs, Prices, Quote};
 use crate::settings;
 
 /// A quote, what it prices, and (for a model) the signer's balance.

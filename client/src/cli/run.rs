@@ -179,16 +179,14 @@ pub(super) async fn crank_with_progress(
     args: &CrankArgs,
     stream: bool,
 ) -> Result<Cranked> {
-    let info = curta_core::StateInfo::read(&ctx.state)?;
-    let total = crate::replay::replay(&ctx.artifact, &ctx.state, ctx.allowance)?
-        .steps
-        .len() as u64;
-    let first = info.turns;
+    let machine = crank::machine(c, ctx, args.options()).await?;
+    let total = machine.steps().len() as u64;
+    let first = machine.summary().turns_before;
     let bar = (!stream && progress::interactive()).then(|| Progress::new("turns", total, "turns"));
     // A line a turn when stderr is not a terminal, unless the text itself
     // streams (the lines would cut it up where both go to one place).
     let plain = !progress::interactive() && !stream;
-    crank::crank(c, ctx, args.options(), |t: &TurnRecord| {
+    crank::drive(c, ctx, machine, |t: &TurnRecord| {
         if let Some(b) = &bar {
             b.inc(1);
         }
@@ -351,8 +349,8 @@ impl Outcome for Pass {
             "turns": turns,
             "failed": failed,
             "turns_by_others": self.cranked.iter().map(|c| c.turns_by_others).sum::<u64>(),
-            "transactions": self.cranked.iter().map(Cranked::transactions).sum::<u64>(),
-            "fees": self.cranked.iter().map(Cranked::fees).sum::<u64>(),
+            "transactions": self.cranked.iter().map(|c| c.transactions()).sum::<u64>(),
+            "fees": self.cranked.iter().map(|c| c.fees()).sum::<u64>(),
         })
     }
 
@@ -372,7 +370,7 @@ impl Outcome for Pass {
             out += &format!("run {run}: not cranked: {e}\n");
         }
         let landed: u64 = self.cranked.iter().map(|c| c.turns.len() as u64).sum();
-        let sent: u64 = self.cranked.iter().map(Cranked::transactions).sum();
+        let sent: u64 = self.cranked.iter().map(|c| c.transactions()).sum();
         out += &format!(
             "{}: {} landed by this cranker in {} ({} per turn landed)\n",
             count(self.cranked.len() as u64, "run", "runs"),

@@ -3,6 +3,7 @@
 // as they land, read from the `Program data:` lines of the run's
 // transactions (docs/program.md, "The turn receipt").
 
+import { requireCore } from './client.js';
 import { fetchRawAccount } from './fetch.js';
 import { receiptsFromLogs } from './receipts.js';
 import { fetchTransaction, POLL_MS, sleep } from './transactions.js';
@@ -22,6 +23,7 @@ import { fetchTransaction, POLL_MS, sleep } from './transactions.js';
  * @returns {AsyncGenerator<FollowedReceipt>}
  */
 export async function* followRun(client, run, options = {}) {
+  const core = requireCore(client, 'followRun');
   let next = (options.after ?? 0) + 1;
   /** @type {Map<number, FollowedReceipt>} */
   const pending = new Map();
@@ -45,7 +47,7 @@ export async function* followRun(client, run, options = {}) {
     const txs = await Promise.all(landed.map((s) => fetchTransaction(client, s.signature)));
     fresh.forEach((s) => seen.add(s.signature));
     landed.forEach((s, i) => {
-      for (const r of receiptsFromLogs(txs[i].logs)) {
+      for (const r of receiptsFromLogs(core, client.programId, txs[i].logs)) {
         if (r.run === run && r.turns >= next) pending.set(r.turns, { ...r, signature: s.signature, slot: txs[i].slot });
       }
     });

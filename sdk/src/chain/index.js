@@ -21,10 +21,11 @@ export { artifactToUpload, describeArtifact, missingChunks, sectionDigest, uploa
 export { checkArtifact, fetchArtifact, modelIdentity } from './models.js';
 export { MAX_PROMPT_BYTES, closeRun, fetchRun, openRun, openTransactions, reclaim, runAccountSigner, runParams } from './runs.js';
 export { quoteRun } from './quote.js';
-export { CurtaReplayMismatch, crankRun, firstDifference, priorityFee, programUnits, rampLamports, rampPeriod, rampPrice, turnLimits } from './crank.js';
+export { CurtaReplayMismatch, crankRun, firstDifference } from './crank.js';
+export { CrankMachine } from '../crank-machine.js';
 export { followRun } from './follow.js';
-export { decodeReceipt, receiptDifferences, receiptsFromLogs } from './receipts.js';
-export { checkAllowance, initialState, replayFromParams, replayFromState, turnLimit } from './replay.js';
+export { receiptDifferences, receiptsFromLogs } from './receipts.js';
+export { checkAllowance, initialState, replayFromParams, replayFromState } from './replay.js';
 export {
   CurtaTransactionError,
   PROGRAM_ERRORS,

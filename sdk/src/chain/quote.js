@@ -1,21 +1,18 @@
 // @ts-check
-// What a run will cost before it is opened, like `curta quote MODEL`
-// (client/src/quote.rs): the module's replay, planned with the model's
-// charge table and its config's allowance, gives its exact turns (a run
-// may end early on an end token), their weight accounts and compute
-// units; the transaction sizes give the opening's transactions; the
-// cluster's fee and rent give the lamports.
+// What a run will cost before it is opened, like `curta quote MODEL`: the
+// client core's quote in the module (core/src/client/quote.rs, which the
+// CLI runs natively), with the opening's transactions as this client packs
+// them and the cluster's fee and rent.
 
 import { generateKeyPairSigner } from '@solana/kit';
 import { getCreateAccountInstruction } from '@solana-program/system';
 
 import { RUN_HEADER_LEN } from './accounts.js';
 import { requireCore } from './client.js';
-import { priorityFee, rampLamports, rampPeriod, rampPrice, turnLimits } from './crank.js';
+import { fromBase64 } from './bytes.js';
 import { fetchConfig, fetchModel } from './fetch.js';
 import { checkArtifact, fetchArtifact } from './models.js';
-import { DEFAULT_ALLOWANCE } from '../format.js';
-import { checkAllowance, replayFromParams } from './replay.js';
+import { checkAllowance } from './replay.js';
 import { rentFor } from './rent.js';
 import { openTransactions, runParams } from './runs.js';
 import { lamportsPerSignature } from './transactions.js';
@@ -64,56 +61,47 @@ export async function quoteRun(client, modelAddress, params, options = {}) {
   let artifact = options.artifact;
   if (artifact) await checkArtifact(model, artifact);
   else artifact = await fetchArtifact(client, model);
-  const run = { maxTokens: p.maxTokens, temperatureQ16: p.temperatureQ16, seed: p.seed };
-  const replay = await replayFromParams(core, artifact, p.prompt, { ...run, allowance });
-  const turnsAtMost = allowance === DEFAULT_ALLOWANCE ? core.quote(artifact, p.prompt, run) : replay.steps.length;
   const accountLength = RUN_HEADER_LEN + core.stateSize(model.configBytes, p.prompt.length, p.maxTokens);
   // The opening's transactions, sized with a stand-in run key.
   const standIn = await generateKeyPairSigner();
   const create = getCreateAccountInstruction({ payer: client.payer, newAccount: standIn, lamports: 1, space: accountLength, programAddress: client.programId });
   const keys = { config: model.config, model: modelAddress, royalty: model.royalty, identity: model.identity };
   const open = openTransactions(client, keys, standIn, p, create);
-  const window = options.window ?? 32;
-  const limits = turnLimits(replay.steps, options.cuLimit ?? 'uniform');
-  const ramp = options.priorityRamp ?? true;
-  const priorityFees = ramp
-    ? limits.reduce((sum, l, i) => sum + priorityFee(rampPrice(rampLamports(replay.steps[i].turnsBefore, rampPeriod(window)), l), l), 0n)
-    : 0n;
-  const n = replay.steps.length;
-  // Each opening transaction: the payer and the run sign; each turn and the close: the payer alone.
-  const signatures = 2 * open.length + n + 1;
-  const per = await lamportsPerSignature(client);
-  const rent = await rentFor(client, accountLength);
-  const generated = n > 0 ? replay.steps[n - 1].generated : 0;
-  const escrow = model.royalty * BigInt(p.maxTokens);
-  const baseFees = BigInt(signatures) * per;
+  const q = core.quoteRun(artifact, p.prompt, {
+    allowance,
+    royalty: model.royalty,
+    lamportsPerSignature: await lamportsPerSignature(client),
+    openTransactions: open.length,
+    rent: await rentFor(client, accountLength),
+    maxTokens: p.maxTokens,
+    temperatureQ16: p.temperatureQ16,
+    seed: p.seed,
+    window: options.window ?? 32,
+    cuLimit: options.cuLimit ?? 'uniform',
+    priorityRamp: options.priorityRamp ?? true,
+  });
   return {
-    turns: n,
-    turnsAtMost,
+    turns: Number(q.turns),
+    turnsAtMost: Number(q.turnsAtMost),
     charges: model.charges,
     allowance,
-    tokens: generated,
-    openTransactions: open.length,
-    transactions: open.length + n + 1,
-    signatures,
-    cuRequested: limits.reduce((a, b) => a + b, 0),
-    cuEstimated: replay.steps.reduce((a, s) => a + s.estimatedCu, 0),
-    cuLimitMax: Math.max(0, ...limits),
-    cuPerTurn: replay.steps.map((s) => s.estimatedCu),
-    baseFees,
-    priorityFees,
-    fees: baseFees + priorityFees,
+    tokens: q.tokens,
+    openTransactions: Number(q.openTransactions),
+    transactions: Number(q.transactions),
+    signatures: Number(q.signatures),
+    cuRequested: Number(q.cuRequested),
+    cuEstimated: Number(q.cuEstimated),
+    cuLimitMax: q.cuLimitMax,
+    cuPerTurn: q.cuPerTurn,
+    baseFees: BigInt(q.baseFees),
+    priorityFees: BigInt(q.priorityFees),
+    fees: BigInt(q.fees),
     accountLength,
-    rent,
-    escrow,
+    rent: BigInt(q.rent),
+    escrow: BigInt(q.escrow),
     royalty: model.royalty,
-    royaltyPaid: model.royalty * BigInt(generated),
-    deposit: rent + escrow,
-    text: replay.steps.reduce((acc, s) => {
-      const j = new Uint8Array(acc.length + s.text.length);
-      j.set(acc);
-      j.set(s.text, acc.length);
-      return j;
-    }, new Uint8Array(0)),
+    royaltyPaid: BigInt(q.royaltyPaid),
+    deposit: BigInt(q.deposit),
+    text: fromBase64(q.text),
   };
 }

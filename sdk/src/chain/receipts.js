@@ -3,12 +3,7 @@
 // (docs/program.md, "The turn receipt"), read from a transaction's logs,
 // and checked field by field against the module's replay of the turn.
 
-import { getTurnReceiptDecoder } from '../generated-js/index.js';
-import { dataView, fromBase64, hex } from './bytes.js';
-
-/** The event's discriminator and its fixed record's length. */
-export const RECEIPT_TAG = 'CURTATN1';
-export const RECEIPT_LEN = 108;
+import { fromBase64, hex } from './bytes.js';
 
 /**
  * A turn's receipt.
@@ -27,52 +22,30 @@ export const RECEIPT_LEN = 108;
  */
 
 /**
- * Decodes one event's fields, or null when it is not a turn receipt.
- * @param {Uint8Array[]} fields
- * @returns {Receipt | null}
+ * The turn receipts that the program `programId` logged in a transaction's
+ * logs, in order: a `Program data:` line counts only while that program's
+ * own invocation is the innermost one running, so no other program in the
+ * transaction can log one (the module's `receipts`, the rule every client
+ * shares: core/src/client/receipt.rs).
+ * @param {import('../core.js').CoreWasm} core
+ * @param {string} programId
+ * @param {readonly string[]} logs
+ * @returns {Receipt[]}
  */
-export function decodeReceipt(fields) {
-  const [fixed, tokens, text] = fields;
-  if (!fixed || !tokens || !text || fixed.length !== RECEIPT_LEN || tokens.length % 4 !== 0) return null;
-  if (String.fromCharCode(...fixed.subarray(0, 8)) !== RECEIPT_TAG) return null;
-  // The fixed record's layout is the IDL's (turnReceipt), not spelled again here.
-  const r = getTurnReceiptDecoder().decode(fixed);
-  const tv = dataView(tokens);
-  return {
+export function receiptsFromLogs(core, programId, logs) {
+  return core.receipts(programId, logs).map((/** @type {any} */ r) => ({
     run: r.run,
     model: r.model,
     turns: Number(r.turns),
-    paid: r.paid,
+    paid: BigInt(r.paid),
     generated: r.generated,
     generatedThisTurn: r.generatedThisTurn,
     charged: r.charged,
     phase: r.phase,
-    textLength: r.textLen,
-    tokens: Array.from({ length: tokens.length / 4 }, (_, i) => tv.getUint32(4 * i, true)),
-    text: text.slice(),
-  };
-}
-
-/**
- * The turn receipts in a transaction's logs, in order.
- * @param {readonly string[]} logs
- * @returns {Receipt[]}
- */
-export function receiptsFromLogs(logs) {
-  /** @type {Receipt[]} */
-  const out = [];
-  for (const line of logs) {
-    if (!line.startsWith('Program data: ')) continue;
-    let fields;
-    try {
-      fields = line.slice('Program data: '.length).split(' ').map(fromBase64);
-    } catch {
-      continue;
-    }
-    const r = decodeReceipt(fields);
-    if (r) out.push(r);
-  }
-  return out;
+    textLength: r.textLength,
+    tokens: r.tokens,
+    text: fromBase64(r.text),
+  }));
 }
 
 /**

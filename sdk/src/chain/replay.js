@@ -11,18 +11,6 @@ import { CoreSession } from '../session.js';
 import { DEFAULT_ALLOWANCE, checkAllowance as checkRange, readStateInfo } from '../format.js';
 import { hex, sha256 } from './bytes.js';
 
-/** What a turn's two compute-budget instructions cost (150 each). */
-export const COMPUTE_BUDGET_OVERHEAD = 300;
-/** The most compute units one transaction may ask for. */
-export const MAX_TRANSACTION_CU = 1_400_000;
-
-/**
- * The compute-unit limit a turn asks for: the plan's estimate plus the
- * compute-budget instructions, at most what a transaction may use.
- * @param {number} estimatedCu
- */
-export const turnLimit = (estimatedCu) => Math.min(estimatedCu + COMPUTE_BUDGET_OVERHEAD, MAX_TRANSACTION_CU);
-
 /**
  * One turn of the replay.
  * @typedef {object} Step

@@ -1,9 +1,9 @@
 // The chain client's pieces that need no cluster: derived keys (pinned to
 // the Rust client's), receipts from log lines, the chunks an upload still
-// writes, compute-unit limits and the priority ramp, errors in words, the
-// opening's packing.
+// writes, errors in words, the opening's packing.
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import test from 'node:test';
 
 import { createKeyPairSignerFromPrivateKeyBytes, generateKeyPairSigner, getAddressDecoder } from '@solana/kit';
@@ -13,18 +13,15 @@ import {
   configSigner,
   describeTransactionError,
   fits,
+  loadCore,
   missingChunks,
   modelSigner,
   openTransactions,
-  priorityFee,
   programErrorName,
-  rampLamports,
-  rampPrice,
   receiptDifferences,
   receiptsFromLogs,
   runSigner,
   transactionSize,
-  turnLimits,
   weightSigner,
 } from '../../src/index.js';
 import { getTurnReceiptEncoder } from '../../src/generated-js/index.js';
@@ -49,7 +46,9 @@ test('derived keys are the Rust client’s (client/src/keys.rs pins this config 
   await assert.rejects(configSigner(new Uint8Array(31), program), /a derivation secret is 32 bytes \(or a 64-byte keypair\), not 31/);
 });
 
-test('a receipt is read from the logs and checked field by field', () => {
+const core = await loadCore(readFileSync(process.env.CURTA_WASM ?? new URL('../../../target/wasm/curta_core.wasm', import.meta.url)));
+
+test('a receipt is read from the logs (Curta’s own lines only) and checked field by field', () => {
   const run = addr(1);
   const model = addr(2);
   const fixed = new Uint8Array(
@@ -58,8 +57,21 @@ test('a receipt is read from the logs and checked field by field', () => {
   assert.equal(fixed.length, 108);
   const b64 = (b) => Buffer.from(b).toString('base64');
   const tokens = new Uint8Array(new Uint32Array([432]).buffer);
-  const logs = ['Program log: hello', `Program data: ${b64(fixed)} ${b64(tokens)} ${b64(new TextEncoder().encode(','))}`, 'Program data: AAAA', 'Program data: !!'];
-  const [r, ...rest] = receiptsFromLogs(logs);
+  const data = `Program data: ${b64(fixed)} ${b64(tokens)} ${b64(new TextEncoder().encode(','))}`;
+  const program = addr(9);
+  const other = addr(8);
+  const logs = [
+    `Program ${other} invoke [1]`,
+    data, // another program's line is no receipt
+    `Program ${other} success`,
+    `Program ${program} invoke [1]`,
+    'Program log: hello',
+    data,
+    'Program data: AAAA',
+    'Program data: !!',
+    `Program ${program} success`,
+  ];
+  const [r, ...rest] = receiptsFromLogs(core, program, logs);
   assert.equal(rest.length, 0);
   assert.deepEqual([r.run, r.model, r.turns, r.paid, r.tokens, r.charged, r.phase], [run, model, 7, 1000n, [432], 1_349_878, 3]);
   const step = {
@@ -97,20 +109,6 @@ test('an interrupted upload writes only the chunks not held', () => {
   assert.equal(missingChunks(data, data, 4).length, 0);
   // A fresh account is zero: zero chunks are never sent.
   assert.equal(missingChunks(new Uint8Array(8), new Uint8Array(8), 4).length, 0);
-});
-
-test('one uniform limit, and a ramp that keeps neighbours apart after rounding', () => {
-  const steps = [1_350_000, 249_080, 1_349_900].map((estimatedCu) => ({ estimatedCu }));
-  assert.deepEqual(turnLimits(steps, 'uniform'), [1_350_300, 1_350_300, 1_350_300]);
-  assert.deepEqual(turnLimits(steps, 'exact'), [1_350_300, 249_380, 1_350_200]);
-  assert.equal(turnLimits([{ estimatedCu: 1_399_900 }], 'exact')[0], 1_400_000);
-  const period = 64;
-  assert.equal(rampLamports(0, period), 256);
-  assert.equal(rampLamports(63, period), 4);
-  assert.equal(rampLamports(64, period), 256);
-  const fees = Array.from({ length: period }, (_, t) => priorityFee(rampPrice(rampLamports(t, period), 1_350_300), 1_350_300));
-  for (let t = 1; t < period; t++) assert.ok(fees[t] < fees[t - 1], `turn ${t}: ${fees[t]} after ${fees[t - 1]}`);
-  assert.ok(fees[0] >= 256n);
 });
 
 test('errors are named by the program that raised them', () => {

@@ -140,7 +140,7 @@ impl RunArgs {
                     ))
                 }
                 (Some(t), None) => {
-                    let q = decimal_q16(t)
+                    let q = curta_core::client::params::decimal_q16(t)
                         .ok_or_else(|| Failure::Usage(format!("bad temperature {t}")))?;
                     (q.min(u32::MAX as u64) as u32, t.to_string())
                 }
@@ -156,24 +156,4 @@ impl RunArgs {
             allowance: allowance(args)?,
         })
     }
-}
-
-/// A non-negative decimal as a value with 16 fractional bits, rounded to
-/// nearest (ties up), in integers so every platform agrees.
-fn decimal_q16(text: &str) -> Option<u64> {
-    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
-    if whole.is_empty() && fraction.is_empty()
-        || !whole
-            .bytes()
-            .chain(fraction.bytes())
-            .all(|b| b.is_ascii_digit())
-        || whole.len() > 6
-        || fraction.len() > 12
-    {
-        return None;
-    }
-    let scale = 10u64.pow(fraction.len() as u32);
-    let numerator =
-        whole.parse::<u64>().unwrap_or(0) * scale + fraction.parse::<u64>().unwrap_or(0);
-    Some((numerator * 65_536 * 2 + scale) / (2 * scale))
 }

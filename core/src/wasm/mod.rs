@@ -5,7 +5,9 @@
 //! `alloc`, `dealloc`, `state_size`, `state_layout`, `init_state`,
 //! `plan_turn`, `plan_turn_with`, `turn_with_sections`, `turn_with_allowance`, `turn`,
 //! `required_section`, `quote`, `convert`, `convert_with`, `result_len` and
-//! `state_difference`.
+//! `state_difference`; and the client core's (`client`), which speak JSON:
+//! `reply_pointer`, `reply_length`, `crank_new`, `crank_next`,
+//! `crank_summary`, `crank_free`, `receipts` and `quote_run`.
 //!
 //! Conventions, shared by every export:
 //! - Pointers and lengths are `u32` (`usize` on wasm32). A configuration is a
@@ -45,6 +47,8 @@
 // Every export takes addresses from the host and is unsafe for the reason the
 // module comment gives; one contract for all of them, written once above.
 #![allow(clippy::missing_safety_doc)]
+
+pub mod client;
 
 use core::fmt::Write;
 use core::sync::atomic::{AtomicUsize, Ordering};

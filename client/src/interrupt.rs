@@ -1,0 +1,55 @@
+//! Ctrl-C. While a crank runs, the first one stops it cleanly: the crank
+//! sends nothing more and the command says what it leaves open and how to
+//! resume or close it. At any other time Ctrl-C ends the process at once,
+//! as it does without a handler (code 130).
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use tokio::sync::Notify;
+
+static CRANKS: AtomicUsize = AtomicUsize::new(0);
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static NOTIFY: Notify = Notify::const_new();
+
+/// Handles Ctrl-C for the rest of the process (the CLI calls it once, in
+/// its runtime; a library user that does not keeps the default).
+pub fn install() {
+    tokio::spawn(async {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            if CRANKS.load(Ordering::SeqCst) == 0 {
+                eprintln!();
+                std::process::exit(130);
+            }
+            INTERRUPTED.store(true, Ordering::SeqCst);
+            NOTIFY.notify_waiters();
+        }
+    });
+}
+
+/// Marks a crank as running while it lives.
+pub struct Cranking(());
+
+impl Cranking {
+    pub fn start() -> Cranking {
+        CRANKS.fetch_add(1, Ordering::SeqCst);
+        Cranking(())
+    }
+}
+
+impl Drop for Cranking {
+    fn drop(&mut self) {
+        CRANKS.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Resolves once Ctrl-C has been pressed during a crank (never without
+/// `install`).
+pub async fn interrupted() {
+    loop {
+        let notified = NOTIFY.notified();
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            return;
+        }
+        notified.await;
+    }
+}

@@ -1,0 +1,26 @@
+//! The client core: what every Curta client does, with no I/O. The `curta`
+//! CLI calls it natively and `@curta/sdk` through the WebAssembly module
+//! (`wasm`, which marshals `wire`'s JSON), so each rule exists once; the
+//! clients keep the I/O: RPC, signing, storage, timers and printing.
+//!
+//! | Module | Holds |
+//! |---|---|
+//! | `base58`, `base64` | How addresses, signatures and log fields are spelled |
+//! | `params` | Run parameters as people type them: a decimal temperature |
+//! | `replay` | A run's remaining turns from any state: plans, receipts' fields, states |
+//! | `budget` | A turn's compute-unit limit and priority fee |
+//! | `receipt` | Turn receipts from a transaction's logs (Curta's own invocation only), checked field by field |
+//! | `crank` | The crank as a state machine: events in, actions out |
+//! | `quote` | What a run will cost before it is opened |
+//! | `wire` | Just enough JSON; the crank's setup, events, actions and summary and the receipts in it, for hosts across the WebAssembly interface |
+
+pub mod base58;
+pub mod base64;
+pub mod budget;
+pub mod crank;
+pub mod json;
+pub mod params;
+pub mod quote;
+pub mod receipt;
+pub mod replay;
+pub mod wire;

@@ -1,0 +1,351 @@
+//! The crank's setup, events, actions and summary, and turn receipts, as
+//! JSON: how a host across the WebAssembly interface talks to the client
+//! core (`docs/client.md`, "The client core", gives every field). Every
+//! `u64` is a decimal string, every `u32` a number, bytes are base64 and
+//! hashes hex; field names are JavaScript's camelCase.
+
+use std::format;
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+use super::base58;
+use super::base64;
+use super::budget::LimitPolicy;
+use super::crank::{
+    hex, Action, Event, Options, Params, Status, Stop, Summary, Transaction, TurnRecord,
+};
+use super::json::{array, Object, Value};
+use super::quote::{Prices, Quote};
+use super::receipt::Receipt;
+use crate::planner::CHARGES;
+use crate::protocol::Address;
+
+fn field<'v>(v: &'v Value, key: &str) -> Result<&'v Value, String> {
+    v.get(key)
+        .ok_or_else(|| format!("the field {key:?} is missing"))
+}
+
+fn u64_of(v: &Value, key: &str) -> Result<u64, String> {
+    field(v, key)?
+        .as_u64()
+        .ok_or_else(|| format!("{key} must be a whole number from 0 to {}", u64::MAX))
+}
+
+fn u32_of(v: &Value, key: &str) -> Result<u32, String> {
+    let n = u64_of(v, key)?;
+    u32::try_from(n).map_err(|_| format!("{key} is {n}: at most {}", u32::MAX))
+}
+
+fn str_of<'v>(v: &'v Value, key: &str) -> Result<&'v str, String> {
+    field(v, key)?
+        .as_str()
+        .ok_or_else(|| format!("{key} must be a string"))
+}
+
+fn address_of(v: &Value, key: &str) -> Result<Address, String> {
+    let text = str_of(v, key)?;
+    base58::decode::<32>(text).ok_or_else(|| format!("{key} {text:?} is not a base58 address"))
+}
+
+/// The crank's optional `"window"` (32), `"cuLimit"` (`"uniform"`,
+/// `"exact"` or a number) and `"priorityRamp"` (true).
+fn options(v: &Value) -> Result<Options, String> {
+    let mut options = Options::default();
+    if let Some(w) = v.get("window") {
+        let w = w.as_u64().filter(|w| (1..=4096).contains(w));
+        options.window = w.ok_or("window must be a number of turns from 1 to 4096")? as usize;
+    }
+    if let Some(limit) = v.get("cuLimit") {
+        let text = match limit {
+            Value::String(s) | Value::Number(s) => s.as_str(),
+            _ => "",
+        };
+        options.limits = LimitPolicy::parse(text)?;
+    }
+    if let Some(ramp) = v.get("priorityRamp") {
+        options.priority_ramp = ramp.as_bool().ok_or("priorityRamp must be true or false")?;
+    }
+    Ok(options)
+}
+
+/// A crank's setup: its `Params` and the config account's allowance.
+///
+/// `{"programId", "run", "model", "payer"}` (base58), `"royalty"`,
+/// `"keep"`, `"lamportsPerSignature"` (u64), and optionally `"allowance"`
+/// (1,350,000 by default), `"window"` (32), `"cuLimit"` (`"uniform"`,
+/// `"exact"` or a number) and `"priorityRamp"` (true).
+pub fn params(v: &Value) -> Result<(Params, u32), String> {
+    let options = options(v)?;
+    let allowance = match v.get("allowance") {
+        Some(_) => u32_of(v, "allowance")?,
+        None => CHARGES.allowance,
+    };
+    let program_id = str_of(v, "programId")?;
+    address_of(v, "programId")?;
+    let params = Params {
+        program_id: program_id.to_string(),
+        run: address_of(v, "run")?,
+        model: address_of(v, "model")?,
+        royalty: u64_of(v, "royalty")?,
+        payer: str_of(v, "payer")?.to_string(),
+        keep: u64_of(v, "keep")?,
+        lamports_per_signature: u64_of(v, "lamportsPerSignature")?,
+        options,
+    };
+    Ok((params, allowance))
+}
+
+fn status(v: &Value) -> Result<Status, String> {
+    Ok(match str_of(v, "status")? {
+        "pending" => Status::Pending,
+        "landed" => Status::Landed {
+            slot: u64_of(v, "slot")?,
+        },
+        "failed" => Status::Failed {
+            slot: u64_of(v, "slot")?,
+            fee: u64_of(v, "fee")?,
+            custom: match v.get("custom") {
+                None | Some(Value::Null) => None,
+                Some(_) => Some(u32_of(v, "custom")?),
+            },
+            words: str_of(v, "words")?.to_string(),
+            log_tail: v
+                .get("logTail")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+        },
+        other => return Err(format!("status {other:?} is not pending, landed or failed")),
+    })
+}
+
+fn transaction(v: &Value) -> Result<Transaction, String> {
+    let logs = field(v, "logs")?
+        .as_array()
+        .ok_or("logs must be an array of strings")?;
+    let logs = logs.iter().map(|l| l.as_str().map(str::to_string));
+    Ok(Transaction {
+        slot: u64_of(v, "slot")?,
+        fee: u64_of(v, "fee")?,
+        consumed_cu: u64_of(v, "consumedCu")?,
+        logs: logs
+            .collect::<Option<_>>()
+            .ok_or("logs must be an array of strings")?,
+    })
+}
+
+fn list<T>(v: &Value, key: &str, each: fn(&Value) -> Result<T, String>) -> Result<Vec<T>, String> {
+    let items = field(v, key)?
+        .as_array()
+        .ok_or_else(|| format!("{key} must be an array"))?;
+    items.iter().map(each).collect()
+}
+
+/// An event: `{"event": "start" | "sent" | "waited" | "statuses" |
+/// "transactions" | "runState" | "height" | "cancel", ...}`. `runState`'s
+/// state is `state`, the bytes passed beside the JSON.
+pub fn event(v: &Value, state: &[u8]) -> Result<Event, String> {
+    Ok(match str_of(v, "event")? {
+        "start" => Event::Start,
+        "sent" => Event::Sent {
+            signature: str_of(v, "signature")?.to_string(),
+            last_valid_height: u64_of(v, "lastValidHeight")?,
+        },
+        "waited" => Event::Waited {
+            now_ms: u64_of(v, "nowMs")?,
+        },
+        "statuses" => Event::Statuses(list(v, "statuses", status)?),
+        "transactions" => Event::Transactions(list(v, "transactions", transaction)?),
+        "runState" => Event::RunState(state.to_vec()),
+        "height" => Event::Height {
+            height: u64_of(v, "height")?,
+            balance: u64_of(v, "balance")?,
+        },
+        "cancel" => Event::Cancel,
+        other => return Err(format!("event {other:?} is not one the crank takes")),
+    })
+}
+
+fn strings(items: &[String]) -> String {
+    array(items.iter().map(|s| {
+        let mut out = String::new();
+        super::json::string(&mut out, s);
+        out
+    }))
+}
+
+fn numbers<T: ToString>(items: &[T]) -> String {
+    array(items.iter().map(|n| n.to_string()))
+}
+
+fn stop(s: &Stop) -> String {
+    let mut o = Object::default()
+        .str("action", "stop")
+        .str("kind", s.kind.name())
+        .str("words", &s.words);
+    o = match s.turn {
+        Some(t) => o.big("turn", t),
+        None => o.raw("turn", "null"),
+    };
+    for (key, value) in [("field", &s.field), ("signature", &s.signature)] {
+        o = match value {
+            Some(v) => o.str(key, v),
+            None => o.raw(key, "null"),
+        };
+    }
+    o.finish()
+}
+
+/// An action: `{"action": "send" | "wait" | "statuses" | "transactions" |
+/// "readRun" | "height" | "done" | "stop", ...}`.
+pub fn action(a: &Action) -> String {
+    let o = Object::default();
+    match a {
+        Action::Send(s) => o
+            .str("action", "send")
+            .num("index", s.index as u64)
+            .big("turn", s.turn)
+            .big("expectedTurns", s.expected_turns)
+            .raw("sections", &numbers(&s.sections))
+            .num("cuLimit", s.cu_limit as u64)
+            .big("microLamports", s.micro_lamports)
+            .bool("freshBlockhash", s.fresh_blockhash)
+            .finish(),
+        Action::Wait { ms } => o.str("action", "wait").num("ms", *ms).finish(),
+        Action::Statuses { signatures } => o
+            .str("action", "statuses")
+            .raw("signatures", &strings(signatures))
+            .finish(),
+        Action::Transactions { signatures } => o
+            .str("action", "transactions")
+            .raw("signatures", &strings(signatures))
+            .finish(),
+        Action::ReadRun => o.str("action", "readRun").finish(),
+        Action::Height => o.str("action", "height").finish(),
+        Action::Done => o.str("action", "done").finish(),
+        Action::Stop(s) => stop(s),
+    }
+}
+
+fn turn_record(t: &TurnRecord) -> String {
+    Object::default()
+        .big("turn", t.turn)
+        .str("signature", &t.signature)
+        .big("slot", t.slot)
+        .num("cuLimit", t.cu_limit as u64)
+        .num("estimatedCu", t.estimated_cu as u64)
+        .num("charged", t.charged as u64)
+        .big("programCu", t.program_cu)
+        .big("consumedCu", t.consumed_cu)
+        .big("fee", t.fee)
+        .num("generated", t.generated as u64)
+        .raw("tokens", &numbers(&t.tokens))
+        .str("text", &base64::encode(&t.text))
+        .str("stateSha256", &hex(&t.state_sha256))
+        .finish()
+}
+
+/// What a crank did: `turnsBefore`, `turns` (each `turn`, `signature`,
+/// `slot`, `cuLimit`, `estimatedCu`, `charged`, `programCu`, `consumedCu`,
+/// `fee`, `generated`, `tokens`, `text`, `stateSha256`), `failed` (`turn`,
+/// `signature`, `slot`, `fee`, `error`), `turnsByOthers`, `backedOff`,
+/// `finalStateSha256`, `text`, `fees`, `transactions`.
+pub fn summary(s: &Summary) -> String {
+    let failed = s.failed.iter().map(|f| {
+        Object::default()
+            .big("turn", f.turn)
+            .str("signature", &f.signature)
+            .big("slot", f.slot)
+            .big("fee", f.fee)
+            .str("error", &f.error)
+            .finish()
+    });
+    Object::default()
+        .big("turnsBefore", s.turns_before)
+        .raw("turns", &array(s.turns.iter().map(turn_record)))
+        .raw("failed", &array(failed))
+        .big("turnsByOthers", s.turns_by_others)
+        .bool("backedOff", s.backed_off)
+        .str("finalStateSha256", &hex(&s.final_state_sha256))
+        .str("text", &base64::encode(&s.text))
+        .big("fees", s.fees())
+        .big("transactions", s.transactions())
+        .finish()
+}
+
+/// A turn receipt: `run`, `model` (base58), `turns`, `paid` (u64),
+/// `generated`, `generatedThisTurn`, `charged`, `phase`, `textLength`,
+/// `tokens`, `text` (base64).
+pub fn receipt(r: &Receipt) -> String {
+    let e = &r.event;
+    Object::default()
+        .str("run", &base58::encode(&e.run))
+        .str("model", &base58::encode(&e.model))
+        .big("turns", e.turns)
+        .big("paid", e.paid)
+        .num("generated", e.generated as u64)
+        .num("generatedThisTurn", e.generated_this_turn as u64)
+        .num("charged", e.charged as u64)
+        .num("phase", e.phase as u64)
+        .num("textLength", e.text_len as u64)
+        .raw("tokens", &numbers(&r.tokens))
+        .str("text", &base64::encode(&r.text))
+        .finish()
+}
+
+/// A quote's prices: `{"allowance", "royalty", "lamportsPerSignature",
+/// "openTransactions", "rent"}` and the crank's optional `"window"`,
+/// `"cuLimit"` and `"priorityRamp"`; with the run's `"maxTokens"`,
+/// `"temperatureQ16"` and `"seed"` (the prompt is passed as bytes).
+pub fn quote_setup(v: &Value) -> Result<(Prices, u32, u32, u64), String> {
+    let options = options(v)?;
+    let prices = Prices {
+        allowance: match v.get("allowance") {
+            Some(_) => u32_of(v, "allowance")?,
+            None => CHARGES.allowance,
+        },
+        royalty: u64_of(v, "royalty")?,
+        lamports_per_signature: u64_of(v, "lamportsPerSignature")?,
+        crank: options,
+        open_transactions: u64_of(v, "openTransactions")?,
+        rent: u64_of(v, "rent")?,
+    };
+    let seed = match v.get("seed") {
+        Some(_) => u64_of(v, "seed")?,
+        None => 0,
+    };
+    let t = match v.get("temperatureQ16") {
+        Some(_) => u32_of(v, "temperatureQ16")?,
+        None => 0,
+    };
+    Ok((prices, u32_of(v, "maxTokens")?, t, seed))
+}
+
+/// A quote: `turns`, `turnsAtMost`, `tokens`, `openTransactions`,
+/// `transactions`, `signatures`, `cuRequested`, `cuEstimated` (u64),
+/// `cuLimitMax`, `cuPerTurn`, `baseFees`, `priorityFees`, `fees`,
+/// `accountLength`, `rent`, `escrow`, `royaltyPaid`, `deposit` (u64),
+/// `text` (base64).
+pub fn quote(q: &Quote) -> String {
+    Object::default()
+        .big("turns", q.turns)
+        .big("turnsAtMost", q.turns_at_most)
+        .num("tokens", q.tokens as u64)
+        .big("openTransactions", q.open_transactions)
+        .big("transactions", q.transactions)
+        .big("signatures", q.signatures)
+        .big("cuRequested", q.cu_requested)
+        .big("cuEstimated", q.cu_estimated)
+        .num("cuLimitMax", q.cu_limit_max as u64)
+        .raw("cuPerTurn", &numbers(&q.cu_per_turn))
+        .big("baseFees", q.base_fees)
+        .big("priorityFees", q.priority_fees)
+        .big("fees", q.fees())
+        .big("accountLength", q.account_len as u64)
+        .big("rent", q.rent)
+        .big("escrow", q.escrow)
+        .big("royaltyPaid", q.royalty_paid)
+        .big("deposit", q.deposit())
+        .str("text", &base64::encode(&q.text))
+        .finish()
+}

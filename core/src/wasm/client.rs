@@ -1,0 +1,255 @@
+//! The client core's exports (`docs/client.md`, "The client core"): the
+//! crank's state machine and turn receipts, in JSON (`client::wire`).
+//! Each export leaves its answer in the module's reply buffer, which
+//! `reply_pointer` and `reply_length` locate until the next call.
+//!
+//! - `crank_new(artifact, artifact_length, state, state_length, setup,
+//!   setup_length)`: a crank of the run in that state (the module replays
+//!   it), set up by the JSON `setup`. Returns its handle, or 0 with
+//!   `{"error": words, "code": core error or null, "turn": ...}`; else the
+//!   reply is `{"remaining": turns left, "turnsBefore": ...}`.
+//! - `crank_next(handle, event, event_length, bytes, bytes_length)`: the
+//!   answer to the last action (a `runState`'s state is `bytes`); the
+//!   reply is the next action. Returns 0, or 1 with `{"error": words}`
+//!   for an unknown handle or an event that does not parse.
+//! - `crank_summary(handle)`: the reply is what the crank has done.
+//! - `crank_free(handle)`.
+//! - `receipts(logs, logs_length)`: `{"programId", "logs"}` in, the turn
+//!   receipts that program's own invocation logged out, as an array.
+//! - `quote_run(artifact, artifact_length, prompt, prompt_length, setup,
+//!   setup_length)`: what a run of that prompt will cost (`client::quote`),
+//!   priced by the JSON `setup`. Returns 0 and the quote, or 1 and
+//!   `{"error", "code", "turn"}`.
+
+use std::string::{String, ToString};
+use std::sync::Mutex;
+use std::vec::Vec;
+
+use super::Region;
+use crate::client::crank::Crank;
+use crate::client::json::{self, Object, Value};
+use crate::client::{quote, receipt, replay, wire};
+use crate::convert::open_artifact;
+use crate::inference::RunParams;
+use crate::Error;
+
+static REPLY: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+static CRANKS: Mutex<Vec<Option<Crank>>> = Mutex::new(Vec::new());
+
+fn reply(text: String) {
+    let mut r = REPLY.lock().unwrap_or_else(|e| e.into_inner());
+    *r = text.into_bytes();
+}
+
+fn error(words: &str) -> u32 {
+    reply(Object::default().str("error", words).finish());
+    1
+}
+
+/// Replies `{"error": words, "code": core error or null, "turn": ...}`.
+fn refusal(words: &str, code: Option<Error>, turn: u64) {
+    let mut o = Object::default().str("error", words);
+    o = match code {
+        Some(e) => o.num("code", e.code() as u64),
+        None => o.raw("code", "null"),
+    };
+    reply(o.big("turn", turn).finish());
+}
+
+/// Where the last reply starts.
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub extern "C" fn reply_pointer() -> usize {
+    REPLY.lock().unwrap_or_else(|e| e.into_inner()).as_ptr() as usize
+}
+
+/// The last reply's length in bytes.
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub extern "C" fn reply_length() -> usize {
+    REPLY.lock().unwrap_or_else(|e| e.into_inner()).len()
+}
+
+/// A JSON document the host passed.
+///
+/// # Safety
+/// The caller's contract (the module comment of `wasm`).
+unsafe fn document(ptr: usize, len: usize) -> Result<Value, String> {
+    let region = Region::new(ptr, len, Error::InvalidFormat)
+        .map_err(|_| "the JSON buffer does not lie inside the module's memory".to_string())?;
+    // SAFETY: checked by `Region::new`; read before anything is written.
+    let text = core::str::from_utf8(unsafe { region.bytes() })
+        .map_err(|_| "the JSON is not UTF-8".to_string())?;
+    Value::parse(text)
+}
+
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn crank_new(
+    artifact: usize,
+    artifact_length: usize,
+    state: usize,
+    state_length: usize,
+    setup: usize,
+    setup_length: usize,
+) -> u32 {
+    let refuse = |words: &str, code: Option<Error>, turn: u64| {
+        refusal(words, code, turn);
+        0
+    };
+    // SAFETY (every block below): the contract of the export; the buffers
+    // are only read.
+    let setup = match unsafe { document(setup, setup_length) }.and_then(|v| wire::params(&v)) {
+        Ok(s) => s,
+        Err(words) => return refuse(&words, None, 0),
+    };
+    let (params, allowance) = setup;
+    let regions = (
+        Region::new(artifact, artifact_length, Error::InvalidFormat),
+        Region::new(state, state_length, Error::InvalidState),
+    );
+    let (artifact, state) = match regions {
+        (Ok(a), Ok(s)) => unsafe { (a.bytes(), s.bytes()) },
+        (Err(e), _) | (_, Err(e)) => {
+            return refuse("a buffer is outside the module's memory", Some(e), 0)
+        }
+    };
+    let config = match open_artifact(artifact) {
+        Ok(m) => m.config,
+        Err(e) => return refuse("the artifact does not check", Some(e), 0),
+    };
+    let replay = match replay::replay(artifact, state, allowance) {
+        Ok(r) => r,
+        Err(e) => {
+            let words = match e.turn {
+                0 => "the run's state does not check".to_string(),
+                t => std::format!("the replay of turn {t} failed"),
+            };
+            return refuse(&words, Some(e.error), e.turn);
+        }
+    };
+    let crank = Crank::new(config, replay, params);
+    reply(
+        Object::default()
+            .num("remaining", crank.steps().len() as u64)
+            .big("turnsBefore", crank.summary().turns_before)
+            .finish(),
+    );
+    let mut cranks = CRANKS.lock().unwrap_or_else(|e| e.into_inner());
+    let slot = cranks.iter().position(Option::is_none).unwrap_or_else(|| {
+        cranks.push(None);
+        cranks.len() - 1
+    });
+    cranks[slot] = Some(crank);
+    slot as u32 + 1
+}
+
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn crank_next(
+    handle: u32,
+    event: usize,
+    event_length: usize,
+    bytes: usize,
+    bytes_length: usize,
+) -> u32 {
+    // SAFETY: the contract of the export; the buffers are only read.
+    let parsed = unsafe { document(event, event_length) };
+    let bytes = match Region::new(bytes, bytes_length, Error::InvalidState) {
+        Ok(r) => unsafe { r.bytes() },
+        Err(_) => return error("the state buffer does not lie inside the module's memory"),
+    };
+    let event = match parsed.and_then(|v| wire::event(&v, bytes)) {
+        Ok(e) => e,
+        Err(words) => return error(&words),
+    };
+    let mut cranks = CRANKS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(Some(crank)) = cranks.get_mut((handle as usize).wrapping_sub(1)) else {
+        return error(&std::format!("there is no crank {handle}"));
+    };
+    reply(wire::action(&crank.next(event)));
+    0
+}
+
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub extern "C" fn crank_summary(handle: u32) -> u32 {
+    let cranks = CRANKS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(Some(crank)) = cranks.get((handle as usize).wrapping_sub(1)) else {
+        return error(&std::format!("there is no crank {handle}"));
+    };
+    reply(wire::summary(crank.summary()));
+    0
+}
+
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub extern "C" fn crank_free(handle: u32) {
+    let mut cranks = CRANKS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(slot) = cranks.get_mut((handle as usize).wrapping_sub(1)) {
+        *slot = None;
+    }
+}
+
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn receipts(logs: usize, logs_length: usize) -> u32 {
+    // SAFETY: the contract of the export.
+    let v = match unsafe { document(logs, logs_length) } {
+        Ok(v) => v,
+        Err(words) => return error(&words),
+    };
+    let program = v.get("programId").and_then(Value::as_str);
+    let lines = v.get("logs").and_then(Value::as_array);
+    let (Some(program), Some(lines)) = (program, lines) else {
+        return error("receipts takes {\"programId\": string, \"logs\": [string]}");
+    };
+    let lines: Vec<&str> = lines.iter().filter_map(Value::as_str).collect();
+    let found = receipt::from_logs(&lines, program);
+    reply(json::array(found.iter().map(wire::receipt)));
+    0
+}
+
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn quote_run(
+    artifact: usize,
+    artifact_length: usize,
+    prompt: usize,
+    prompt_length: usize,
+    setup: usize,
+    setup_length: usize,
+) -> u32 {
+    let refuse = |words: &str, code: Option<Error>, turn: u64| {
+        refusal(words, code, turn);
+        1
+    };
+    // SAFETY (every block below): the contract of the export; the buffers
+    // are only read.
+    let setup = unsafe { document(setup, setup_length) }.and_then(|v| wire::quote_setup(&v));
+    let (prices, max_tokens, temperature_q16, seed) = match setup {
+        Ok(s) => s,
+        Err(words) => return refuse(&words, None, 0),
+    };
+    let regions = (
+        Region::new(artifact, artifact_length, Error::InvalidFormat),
+        Region::new(prompt, prompt_length, Error::InvalidPrompt),
+    );
+    let (artifact, prompt) = match regions {
+        (Ok(a), Ok(p)) => unsafe { (a.bytes(), p.bytes()) },
+        (Err(e), _) | (_, Err(e)) => {
+            return refuse("a buffer is outside the module's memory", Some(e), 0)
+        }
+    };
+    let params = RunParams {
+        prompt,
+        max_tokens,
+        temperature_q16,
+        seed,
+    };
+    match quote::quote(artifact, &params, &prices) {
+        Ok(q) => {
+            reply(wire::quote(&q));
+            0
+        }
+        Err(e) => {
+            let words = match e.turn {
+                0 => "the run cannot be priced".to_string(),
+                t => std::format!("the replay of turn {t} failed"),
+            };
+            refuse(&words, Some(e.error), e.turn)
+        }
+    }
+}
