@@ -11,7 +11,6 @@ import {
   readFlags,
   readSectionTable,
   splitSeed,
-  temperatureToQ16,
   u32Arg,
 } from './format.js';
 
@@ -75,6 +74,7 @@ export const EXPORTS = Object.freeze([
   'crank_free',
   'receipts',
   'quote_run',
+  'decimal_q16',
 ]);
 
 /** `state_size` and `required_section` for parameters out of range. */
@@ -139,6 +139,7 @@ export const STATE_LAYOUT_FIELDS = Object.freeze([
  * @property {(handle: number) => void} crank_free
  * @property {(logs: number, logsLength: number) => number} receipts
  * @property {(artifact: number, artifactLength: number, prompt: number, promptLength: number, setup: number, setupLength: number) => number} quote_run
+ * @property {(text: number, textLength: number) => bigint} decimal_q16
  */
 
 /**
@@ -169,19 +170,22 @@ export const STATE_LAYOUT_FIELDS = Object.freeze([
  */
 
 /**
- * The temperature of run options, with 16 fractional bits.
+ * The temperature of run options, with 16 fractional bits: the module's
+ * rounding of `temperature` (`CoreWasm.temperatureQ16`), or
+ * `temperatureQ16` as given.
+ * @param {CoreWasm} core
  * @param {{ temperatureQ16?: number, temperature?: number | string }} options
  */
-export function optionsQ16(options) {
+export function optionsQ16(core, options) {
   const { temperatureQ16, temperature } = options;
   if (temperatureQ16 !== undefined) {
     u32Arg('temperatureQ16', temperatureQ16);
-    if (temperature !== undefined && temperatureToQ16(temperature) !== temperatureQ16) {
+    if (temperature !== undefined && core.temperatureQ16(temperature) !== temperatureQ16) {
       throw new RangeError(`temperature ${temperature} and temperatureQ16 ${temperatureQ16} disagree`);
     }
     return temperatureQ16;
   }
-  return temperature === undefined ? 0 : temperatureToQ16(temperature);
+  return temperature === undefined ? 0 : core.temperatureQ16(temperature);
 }
 
 /** @param {string | Uint8Array} prompt */
@@ -372,6 +376,29 @@ export class CoreWasm {
   }
 
   /**
+   * A decimal temperature with 16 fractional bits, rounded to nearest with
+   * ties up by the module's rule (`decimal_q16`, the one the CLI uses):
+   * 0.8 gives 52429. A number is read as its shortest decimal (twelve
+   * decimals for an exponent form or a longer one); values past u32 are
+   * clamped, for the core to refuse as InvalidPrompt.
+   * @param {number | string} temperature
+   * @returns {number}
+   */
+  temperatureQ16(temperature) {
+    let text = typeof temperature === 'number' ? String(temperature) : String(temperature).trim();
+    if (typeof temperature === 'number') {
+      if (!Number.isFinite(temperature) || temperature < 0) throw new RangeError(`bad temperature ${temperature}`);
+      if (/e/i.test(text) || text.length - text.indexOf('.') > 13) text = temperature.toFixed(12);
+    }
+    const bytes = new TextEncoder().encode(text);
+    const q = BigInt.asUintN(64, this.withBuffers([bytes], (b) => this.exports.decimal_q16(b.pointer, b.length)));
+    if (q === 0xffffffffffffffffn) {
+      throw new RangeError(`bad temperature ${JSON.stringify(text)}: a decimal with at most 6 whole digits and 12 fractional digits`);
+    }
+    return q > 0xffffffffn ? 0xffffffff : Number(q);
+  }
+
+  /**
    * What a run will cost, as the client core prices it (`quote_run`): the
    * replay's turns under `setup.allowance`, each turn's limit and priority
    * fee, the signatures' fees, the escrow and royalty. Every u64 in `setup`
@@ -514,7 +541,7 @@ export class CoreWasm {
   quote(artifact, prompt, options) {
     const bytes = promptBytes(prompt);
     const maxTokens = u32Arg('maxTokens', options.maxTokens);
-    const q16 = optionsQ16(options);
+    const q16 = optionsQ16(this, options);
     /** @type {(config: number, metadata: {pointer: number, length: number}) => bigint} */
     const call = (config, metadata) =>
       this.withBuffers([bytes], (p) =>

@@ -206,34 +206,6 @@ export function readStateInfo(state) {
 }
 
 /**
- * A decimal temperature as the module takes it, with 16 fractional bits,
- * rounded to nearest with ties up: the native CLI's `--temperature` rule,
- * in integers so every platform agrees (0.8 gives 52429). Values past u32
- * are clamped, for the core to refuse as InvalidPrompt.
- * @param {number | string} temperature
- * @returns {number}
- */
-export function temperatureToQ16(temperature) {
-  let text = typeof temperature === 'number' ? String(temperature) : String(temperature).trim();
-  if (typeof temperature === 'number') {
-    if (!Number.isFinite(temperature) || temperature < 0) throw new RangeError(`bad temperature ${temperature}`);
-    // 1e-7, 0.30000000000000004 and the like: twelve decimals, the most
-    // the rule reads.
-    if (/e/i.test(text) || text.length - text.indexOf('.') > 13) text = temperature.toFixed(12);
-  }
-  const match = /^(\d*)(?:\.(\d{0,12}))?$/.exec(text);
-  if (!match || (match[1] === '' && (match[2] ?? '') === '')) {
-    throw new RangeError(`bad temperature ${JSON.stringify(text)}: a decimal with at most 12 fractional digits`);
-  }
-  const whole = match[1] || '0';
-  const fraction = match[2] ?? '';
-  const scale = 10n ** BigInt(fraction.length);
-  const numerator = BigInt(whole) * scale + BigInt(fraction || '0');
-  const q = (numerator * 65536n * 2n + scale) / (2n * scale);
-  return q > 0xffffffffn ? 0xffffffff : Number(q);
-}
-
-/**
  * A seed as its low and high 32 bits.
  * @param {bigint | number} seed 0 to 2^64 - 1
  * @returns {[number, number]}

@@ -31,6 +31,5 @@ export {
   readSectionTable,
   readStateInfo,
   splitSeed,
-  temperatureToQ16,
 } from './format.js';
 export * from './chain/index.js';

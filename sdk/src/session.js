@@ -70,7 +70,7 @@ export class CoreSession {
   static open(core, artifact, prompt, options) {
     const bytes = promptBytes(prompt);
     const maxTokens = u32Arg('maxTokens', options.maxTokens);
-    const q16 = optionsQ16(options);
+    const q16 = optionsQ16(core, options);
     const seed = options.seed ?? 0;
     splitSeed(seed); // a bad seed is a RangeError before anything is allocated
     const allowance = checkAllowance(options.allowance ?? DEFAULT_ALLOWANCE);

@@ -51,6 +51,7 @@ test('each export takes the specification’s count of arguments', async () => {
     crank_free: 1,
     receipts: 2,
     quote_run: 6,
+    decimal_q16: 2,
   };
   for (const [name, count] of Object.entries(arity)) assert.equal(exports[name].length, count, name);
 });
@@ -109,4 +110,19 @@ test('loadCore takes bytes, a path, a file URL, a Response and a compiled module
     assert.equal(typeof c.exports.turn, 'function');
   }
   await assert.rejects(loadCore(new Uint8Array([0, 97, 115, 109])), WebAssembly.CompileError);
+});
+
+test('a decimal temperature is rounded by the module’s rule, the CLI’s', async () => {
+  const c = await core();
+  assert.equal(c.temperatureQ16('0.8'), 52429);
+  assert.equal(c.temperatureQ16(0.8), 52429);
+  assert.equal(c.temperatureQ16('.5'), 32768);
+  assert.equal(c.temperatureQ16(1e-7), 0);
+  assert.equal(c.temperatureQ16(0.000008), 1);
+  // Eighteen digits: past u64 before rounding, clamped to u32 after, for the core to refuse.
+  assert.equal(c.temperatureQ16('999999.999999999999'), 0xffffffff);
+  for (const bad of ['warm', '-1', '1e3', '0.1234567890123', '1234567', '']) {
+    assert.throws(() => c.temperatureQ16(bad), /bad temperature/, bad);
+  }
+  assert.throws(() => c.temperatureQ16(-1), RangeError);
 });

@@ -16,6 +16,9 @@
 //! - `crank_free(handle)`.
 //! - `receipts(logs, logs_length)`: `{"programId", "logs"}` in, the turn
 //!   receipts that program's own invocation logged out, as an array.
+//! - `decimal_q16(text, text_length)`: a decimal temperature with 16
+//!   fractional bits (`client::params::decimal_q16`), or `u64::MAX` for
+//!   text that is not one; no JSON.
 //! - `quote_run(artifact, artifact_length, prompt, prompt_length, setup,
 //!   setup_length)`: what a run of that prompt will cost (`client::quote`),
 //!   priced by the JSON `setup`. Returns 0 and the quote, or 1 and
@@ -252,4 +255,17 @@ pub unsafe extern "C" fn quote_run(
             refuse(&words, Some(e.error), e.turn)
         }
     }
+}
+
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn decimal_q16(text: usize, text_length: usize) -> u64 {
+    let Ok(region) = Region::new(text, text_length, Error::InvalidPrompt) else {
+        return u64::MAX;
+    };
+    // SAFETY: checked by `Region::new`; only read.
+    let bytes = unsafe { region.bytes() };
+    core::str::from_utf8(bytes)
+        .ok()
+        .and_then(crate::client::params::decimal_q16)
+        .unwrap_or(u64::MAX)
 }

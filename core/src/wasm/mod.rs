@@ -7,7 +7,7 @@
 //! `required_section`, `quote`, `convert`, `convert_with`, `result_len` and
 //! `state_difference`; and the client core's (`client`), which speak JSON:
 //! `reply_pointer`, `reply_length`, `crank_new`, `crank_next`,
-//! `crank_summary`, `crank_free`, `receipts` and `quote_run`.
+//! `crank_summary`, `crank_free`, `receipts`, `quote_run` and `decimal_q16`.
 //!
 //! Conventions, shared by every export:
 //! - Pointers and lengths are `u32` (`usize` on wasm32). A configuration is a

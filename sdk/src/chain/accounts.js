@@ -2,19 +2,35 @@
 // The curta program's four account kinds (docs/program.md, "Accounts"),
 // decoded from their bytes, and read from a cluster.
 
-import { getConfigDecoder, getModelDecoder, getRunDecoder, getWeightDecoder } from '../generated-js/index.js';
+import {
+  CONFIG_DISCRIMINATOR,
+  getConfigDecoder,
+  getConfigSize,
+  getModelDecoder,
+  getRunDecoder,
+  getWeightDecoder,
+  MODEL_DISCRIMINATOR,
+  RUN_DISCRIMINATOR,
+  WEIGHT_DISCRIMINATOR,
+} from '../generated-js/index.js';
 import { chargesOf, encodeConfig } from '../format.js';
 import { dataView, equalBytes } from './bytes.js';
 
-/** Each kind's eight-byte tag. */
+/** @param {Uint8Array} b */
+const tagOf = (b) => String.fromCharCode(...b.subarray(0, 8));
+/** Each kind's eight-byte tag: the IDL's discriminators. */
 export const ACCOUNT_TAGS = Object.freeze({
-  config: 'CURTACF1',
-  model: 'CURTAMD1',
-  weight: 'CURTAWT1',
-  run: 'CURTARN1',
+  config: tagOf(CONFIG_DISCRIMINATOR),
+  model: tagOf(MODEL_DISCRIMINATOR),
+  weight: tagOf(WEIGHT_DISCRIMINATOR),
+  run: tagOf(RUN_DISCRIMINATOR),
 });
-/** Header lengths. */
-export const CONFIG_LEN = 128;
+/**
+ * Header lengths: a Config's is the IDL's fixed size; the others' accounts
+ * vary in length, and the IDL gives no header size (docs/program.md,
+ * "Accounts").
+ */
+export const CONFIG_LEN = getConfigSize();
 export const MODEL_HEADER_LEN = 160;
 export const MODEL_SECTION_LEN = 72;
 export const WEIGHT_HEADER_LEN = 128;
@@ -32,9 +48,6 @@ export const MODEL_IDENTITY_OFFSET = 128;
 const ZERO32 = new Uint8Array(32);
 /** The System program's address: what an unbound section's weight field holds (32 zero bytes). */
 const ZERO_ADDRESS = '11111111111111111111111111111111';
-/** @param {Uint8Array} b */
-const tagOf = (b) => String.fromCharCode(...b.subarray(0, 8));
-
 /**
  * @param {Uint8Array} data
  * @param {keyof typeof ACCOUNT_TAGS} kind

@@ -27,8 +27,8 @@ export const PROGRAM_ERRORS = Object.freeze(
   ),
 );
 
-/** StaleTurn's code, which the crank handles by going back. */
-export const STALE_TURN = 21;
+/** StaleTurn's code, which the crank handles by going back (the IDL's). */
+export const STALE_TURN = generated.CURTA_ERROR__STALE_TURN;
 
 /**
  * The name of a curta program error code: `StaleTurn`, or

@@ -38,16 +38,17 @@ const STAGED_PROMPT_OFFSET = RUN_HEADER_LEN + 128;
 
 /**
  * Checks run parameters against a model's shape, in words, and gives them in the form the chain takes.
+ * @param {import('../core.js').CoreWasm} core
  * @param {RunParams} p
  * @param {import('../format.js').Config} shape
  */
-export function runParams(p, shape) {
+export function runParams(core, p, shape) {
   const prompt = promptBytes(p.prompt);
   if (prompt.length > MAX_PROMPT_BYTES) throw new RangeError(`the prompt is ${prompt.length} bytes: at most ${MAX_PROMPT_BYTES}`);
   if (!Number.isInteger(p.maxTokens) || p.maxTokens < 1 || p.maxTokens > shape.seqLen) {
     throw new RangeError(`max tokens ${p.maxTokens} is out of range: 1 to the model's context, ${shape.seqLen}`);
   }
-  const temperatureQ16 = optionsQ16(p);
+  const temperatureQ16 = optionsQ16(core, p);
   if (temperatureQ16 > 16 * 65536) throw new RangeError(`temperature ${temperatureQ16 / 65536} is out of range: at most 16`);
   const seed = BigInt(p.seed ?? 0);
   if (seed < 0n || seed >= 1n << 64n) throw new RangeError(`seed ${seed} is out of range: 0 to 2^64 - 1`);
@@ -124,7 +125,7 @@ export async function openRun(client, modelAddress, params) {
   await settle(client);
   const model = await fetchModel(client, modelAddress);
   await checkModelIdentity(model);
-  const p = runParams(params, model.shape);
+  const p = runParams(core, params, model.shape);
   const run = await runSigner(secret, { model: modelAddress, ...p });
   const length = RUN_HEADER_LEN + core.stateSize(model.configBytes, p.prompt.length, p.maxTokens);
   const escrow = model.royalty * BigInt(p.maxTokens);
@@ -231,6 +232,8 @@ export async function reclaim(client, account, recipient) {
  * @param {RunParams} params
  */
 export async function runAccountSigner(client, modelAddress, params) {
+  const secret = requireSecret(client, 'runAccountSigner');
+  const core = requireCore(client, 'runAccountSigner');
   const model = await fetchModel(client, modelAddress);
-  return runSigner(requireSecret(client, 'runAccountSigner'), { model: modelAddress, ...runParams(params, model.shape) });
+  return runSigner(secret, { model: modelAddress, ...runParams(core, params, model.shape) });
 }
