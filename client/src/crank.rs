@@ -1,28 +1,12 @@
-//! Cranking a run: every remaining turn, pipelined, checked. The crank is
-//! the client core's state machine (`curta_core::client::crank`), the same
-//! one `@curta/sdk` runs through the WebAssembly module; this file does its
-//! I/O: RPC, signing, the journal and timers.
-//!
-//! The crank replays the run natively from the chain's state first
-//! (`replay`), so it knows every coming turn's weight accounts, compute
-//! units, receipt and state before sending any. It then keeps a window of
-//! turns in flight, each carrying the turn count it expects
-//! (`expected_turns`), so one that runs out of order fails cheaply with
-//! `StaleTurn` instead of doing the wrong step. On such a failure it goes
-//! back: it stops sending, lets every turn in flight land or fail, and
-//! resends from the first turn that has not landed (go-back-N). Each
-//! landed turn's receipt (from `getTransaction`'s logs) must equal the
-//! replay's, field by field, and the final state must equal the replay's,
-//! byte for byte; on a difference the crank stops and says which turn and
-//! which bytes.
+//! Cranking a run: the client core's state machine
+//! (`curta_core::client::crank`, the one `@curta/sdk` runs through the
+//! WebAssembly module; `docs/client.md`, "Cranking", says what it does and
+//! why), and this file its I/O: RPC, signing, the journal and timers.
 //!
 //! Nothing is paid twice: a turn can only succeed once (its expected turn
 //! count), and a crank run again after a crash first waits for the
 //! transactions the dead process left in flight (`journal`), then resumes
 //! from the chain's state.
-//!
-//! `docs/client.md` says why every turn of a run asks for one uniform
-//! compute-unit limit, and what was measured.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -33,8 +17,8 @@ use futures::future::try_join_all;
 use solana_pubkey::Pubkey;
 use solana_signature::Signature;
 
-pub use curta_core::client::budget::{ramp_lamports, ramp_period, ramp_price, LimitPolicy};
-pub use curta_core::client::crank::{FailedTurn, Options, Summary, TurnRecord};
+pub use curta_core::client::budget::LimitPolicy;
+pub use curta_core::client::crank::{Options, Summary, TurnRecord};
 
 use crate::artifact::Artifact;
 use crate::bail;
@@ -121,11 +105,6 @@ pub async fn context(
         allowance,
         artifact,
     })
-}
-
-/// The compute-unit limit of every step under a policy.
-pub fn limits(steps: &[crate::replay::Step], policy: LimitPolicy) -> Vec<u32> {
-    policy.limits(steps)
 }
 
 /// The crank of a run, set up from the cluster: its replay from the

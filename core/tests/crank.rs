@@ -1,6 +1,7 @@
 //! The crank's state machine, driven by a simulated chain through scripted
 //! faults: a turn lost, two crankers racing, a blockhash expired, a payer
-//! run dry, receipts and states that lie, a user who cancels. Each
+//! run dry, receipts and states that lie, a user who cancels, a run closed
+//! under the crank. Each
 //! scenario's whole conversation (every event, as JSON, and every action)
 //! is in `tests/crank/NAME.json`, and the crank must say exactly that;
 //! `sdk/test/crank.test.js` replays the same files through the WebAssembly
@@ -81,6 +82,8 @@ struct Faults {
     rewound_after: Option<u64>,
     /// Cancel after this many sends.
     cancel_after: Option<usize>,
+    /// The run is closed as soon as it is complete.
+    closed_when_complete: bool,
 }
 
 struct Landed {
@@ -152,7 +155,11 @@ impl Chain {
     }
 
     fn state(&self) -> &[u8] {
-        &self.states[self.turns as usize]
+        let complete = self.turns as usize + 1 == self.states.len();
+        match complete && self.faults.closed_when_complete {
+            true => &[],
+            false => &self.states[self.turns as usize],
+        }
     }
 
     fn logs(&self, l: &Landed) -> Vec<String> {
@@ -568,4 +575,27 @@ fn a_cancelled_crank_stops_and_says_how_to_resume() {
     };
     assert_eq!(stop.kind, StopKind::Cancelled);
     assert!(s.turns.is_empty());
+}
+
+#[test]
+fn a_run_closed_before_its_final_check_is_gone() {
+    let faults = Faults {
+        closed_when_complete: true,
+        ..Faults::default()
+    };
+    let (last, s) = scenario("closed", 4, faults);
+    let Action::Stop(stop) = last else {
+        panic!("{last:?}")
+    };
+    assert_eq!(stop.kind, StopKind::RunGone);
+    assert!(
+        stop.words.ends_with("is no longer an opened run"),
+        "{}",
+        stop.words
+    );
+    assert_eq!(
+        s.turns.len() as u64,
+        run_turns(),
+        "every turn landed and was checked"
+    );
 }

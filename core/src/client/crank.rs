@@ -673,6 +673,11 @@ impl Crank {
 
     /// The run's state, read for `reading`.
     fn read_run(&mut self, reading: Reading, state: &[u8]) -> Result<(), Stop> {
+        if state.is_empty() {
+            let run = base58::encode(&self.params.run);
+            let words = format!("run {run} is no longer an opened run");
+            return Err(Stop::new(StopKind::RunGone, words));
+        }
         if reading == Reading::Final {
             if let Some(d) = first_difference(&self.config, &self.replay.final_state, state) {
                 let field = match d {
