@@ -7,6 +7,11 @@
 //! (and the writers, on what a reader accepts) is a value or a `Mismatch`,
 //! never a panic; `TurnEvent::decode` round trips; SHA-256 (the program's
 //! on the host, and every seal's) does not depend on how its input is cut.
+//! And the client core's wire, which a WebAssembly host feeds: any text is
+//! JSON or an error in words, and parsed JSON is an event, a crank's setup,
+//! a quote's setup or an error in words; log lines give receipts only from
+//! the named program; base58 and base64 decode only what they encode back
+//! to.
 
 use curta_core::format::Config;
 use curta_core::protocol::{
@@ -21,12 +26,40 @@ use crate::source::Source;
 
 pub fn check(data: &[u8]) {
     let mut s = Source::new(data);
-    match s.u8() % 5 {
+    match s.u8() % 6 {
         0 => decode(s.rest()),
         1 => built(&mut s),
         2 => accounts(&mut s),
         3 => event(s.rest()),
-        _ => hashes(&mut s),
+        4 => hashes(&mut s),
+        _ => wire(s.rest()),
+    }
+}
+
+/// The client core's JSON, logs and encodings, from arbitrary bytes.
+fn wire(data: &[u8]) {
+    use curta_core::client::{base58, base64, json::Value, receipt, wire};
+    let text = String::from_utf8_lossy(data);
+    if let Ok(v) = Value::parse(&text) {
+        // Each is a value or an error in words; none panics.
+        let _ = wire::event(&v, data);
+        let _ = wire::params(&v);
+        let _ = wire::quote_setup(&v);
+    }
+    let lines: Vec<&str> = text.split('\n').collect();
+    let program = lines.first().copied().unwrap_or("");
+    for r in receipt::from_logs(&lines, program) {
+        // A receipt needs its program's own invocation line before it.
+        let invoked = format!("Program {program} invoke [");
+        assert!(lines.iter().any(|l| l.starts_with(&invoked)), "{r:?}");
+    }
+    for word in text.split([' ', '\n']) {
+        if let Some(bytes) = base64::decode(word) {
+            assert_eq!(base64::encode(&bytes), word);
+        }
+        if let Some(address) = base58::decode::<32>(word) {
+            assert_eq!(base58::encode(&address), word);
+        }
     }
 }
 

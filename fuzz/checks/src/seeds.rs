@@ -362,6 +362,33 @@ pub fn generate(root: &Path) -> Vec<(&'static str, String, Vec<u8>)> {
             vec![2, kind, kind, 1, 1],
         ));
     }
+    // protocol: the client core's wire, as a WebAssembly host sends it.
+    let program = "Curta11111111111111111111111111111111111111";
+    let mut field = [0u8; curta_core::protocol::event::LEN];
+    TurnEvent {
+        turns: 1,
+        ..TurnEvent::default()
+    }
+    .encode(&mut field);
+    let b64 = curta_core::client::base64::encode;
+    let logs = format!(
+        "{program}\nProgram {program} invoke [1]\nProgram data: {} {} {}\nProgram {program} success",
+        b64(&field),
+        b64(&433u32.to_le_bytes()),
+        b64(b" Lily")
+    );
+    let wire = [
+        ("wire-statuses", r#"{"event":"statuses","statuses":[{"status":"landed","slot":"7"},{"status":"failed","slot":"9","fee":"5000","custom":21,"words":"StaleTurn","logTail":""},{"status":"pending"}]}"#.to_string()),
+        ("wire-setup", format!(r#"{{"programId":"{program}","run":"{program}","model":"{program}","payer":"{program}","royalty":"1000","keep":"890880","lamportsPerSignature":5000,"window":4,"cuLimit":"exact","priorityRamp":false,"openTransactions":"1","rent":"7","maxTokens":5}}"#)),
+        ("wire-logs", logs),
+    ];
+    for (name, text) in wire {
+        out.push((
+            "protocol",
+            name.into(),
+            [&[5u8][..], text.as_bytes()].concat(),
+        ));
+    }
     // artifact: section zero's opening, patched zeros with a run, the
     // converter on real file openings and on small shapes.
     let zero = models::tiny().zero();
