@@ -42,6 +42,11 @@ impl Drop for Cranking {
     }
 }
 
+/// Whether Ctrl-C has been pressed during a crank.
+pub fn happened() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
 /// Resolves once Ctrl-C has been pressed during a crank (never without
 /// `install`).
 pub async fn interrupted() {

@@ -421,6 +421,11 @@ pub async fn crank_all(
             };
             match cranked {
                 Ok(out) => pass.cranked.push(out),
+                // Ctrl-C stops the cranker, not just this run.
+                Err(e) if crate::interrupt::happened() => {
+                    g.print(&pass);
+                    return Err(stays_open(e, &p.run, "its deposit to its opener"));
+                }
                 Err(e) => {
                     refused.insert(p.run);
                     pass.refused.push((p.run, e.to_string()));
