@@ -130,13 +130,15 @@ export async function crankRun(client, runAddress, options = {}) {
   const sent = new Map();
   /** Records handed to `onTurn` so far. */
   let told = 0;
+  /** Whether the last answer was transactions read, after which turns may be recorded. */
+  let read = false;
   try {
     let action = crank.next({ event: 'start' });
     for (;;) {
       if (options.signal?.aborted && action.action !== 'stop' && action.action !== 'done') {
         action = crank.next({ event: 'cancel' });
       }
-      if (options.onTurn) {
+      if (options.onTurn && read) {
         const turns = crank.summary().turns;
         for (; told < turns.length; told++) options.onTurn(turnRecord(turns[told]));
       }
@@ -148,6 +150,7 @@ export async function crankRun(client, runAddress, options = {}) {
         }
         throw new Error(action.kind === 'out-of-funds' ? `${action.words}; fund it and run the crank again` : action.words);
       }
+      read = action.action === 'transactions';
       action = crank.next(...(await perform(action)));
     }
     const s = crank.summary();
