@@ -45,7 +45,7 @@ WASM_BUILD_STD := std,panic_abort
 	build-sbf-v0 test-bitexact-v0 test-costs-v0 \
 	build-sbf build-sbf-probe build-wasm demo localnet localnet-15m web web-build \
 	test lint lint-host test-core test-program test-localnet test-e2e test-faults test-bitexact test-costs \
-	test-wasm test-web test-idl test-js-chain test-browser test-reproducible \
+	test-wasm test-web idl test-idl test-js-chain test-browser test-reproducible \
 	golden bench fuzz fuzz-seeds
 
 setup-sbf:
@@ -270,12 +270,22 @@ test-browser: setup-host setup-browser models build-sbf web-build
 	cd $(ROOT) && CURTA_LOCALNET_BIN=$(LOCALNET) SBF_OUT_DIR=$(DEPLOY_DIR) \
 		CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) node --test --test-concurrency=1 web/test/*.test.js
 
-# The IDL (idl/curta.json) against curta_core::protocol: the harness binary
-# protocol_vectors prints every instruction, account kind, the turn receipt
-# and the errors as protocol writes them; the client generated from the IDL
-# must give the same bytes and names, and be what `npm run generate` writes.
-# No validator.
+# The IDL (idl/curta.json) is written from curta_core::protocol's tables
+# (`curta-core idl`), and the JavaScript client in sdk/src/generated-js/
+# from the IDL: `make idl` writes both. test-idl checks the committed IDL
+# is the generator's, and (sdk/test/idl/) that the generated client builds
+# and decodes what the harness binary protocol_vectors prints (every
+# instruction, account kind, the turn receipt and the errors, as protocol
+# and the Rust client's builders make them) and is what `npm run generate`
+# writes today. No validator.
+CORE_IDL = cargo run -q -p curta-core --features std --bin curta-core -- idl
+idl: setup-js
+	cd $(ROOT) && $(CORE_IDL) > idl/curta.json
+	cd $(ROOT)/sdk && npm run generate
+
 test-idl: setup-js setup-host
+	cd $(ROOT) && $(CORE_IDL) | cmp - idl/curta.json || \
+		{ echo "idl/curta.json is not what curta-core idl writes: run make idl"; exit 1; }
 	cd $(ROOT) && $(HOST_BUILD)
 	cd $(ROOT) && CURTA_VECTORS_BIN=$(HOST_TARGET_DIR)/debug/protocol_vectors node --test sdk/test/idl/
 

@@ -47,6 +47,10 @@ pub mod inference;
 
 pub mod protocol;
 
+/// A small JSON reader and writer: the client wire and the IDL.
+#[cfg(feature = "std")]
+pub mod json;
+
 #[cfg(feature = "std")]
 pub mod convert;
 

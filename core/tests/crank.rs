@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use curta_core::client::crank::{Action, Crank, Event, Status, StopKind, Transaction};
-use curta_core::client::json::{Object, Value};
+use curta_core::json::{Object, Value};
 use curta_core::client::replay::{initial_state, replay};
 use curta_core::client::{base58, base64, wire};
 use curta_core::convert::{
@@ -299,7 +299,7 @@ impl Chain {
                         if i > 0 {
                             list.push(',');
                         }
-                        curta_core::client::json::string(&mut list, line);
+                        curta_core::json::string(&mut list, line);
                     }
                     list.push(']');
                     json.push(

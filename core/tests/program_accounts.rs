@@ -3,6 +3,7 @@
 //! the generated client's check use. They must say the same: every
 //! account's place, name, and whether it signs and is written.
 
+use curta_core::protocol::schema::{self, Field, Shape};
 use curta_core::protocol::{accounts, AccountRole};
 
 /// An account as the docs give it: its place, its name, and its flags
@@ -145,4 +146,101 @@ fn the_docs_list_each_instruction_s_accounts_as_its_table() {
             "`{name}`: docs/program.md against protocol::accounts"
         );
     }
+}
+
+/// The offsets of the first table after `heading`, each row's leading
+/// number (a model's `160 + 72 i` rows are the entries at 160), repeats
+/// merged.
+fn table_offsets(doc: &str, heading: &str) -> Vec<usize> {
+    let start = doc
+        .find(heading)
+        .unwrap_or_else(|| panic!("no heading {heading:?} in docs/program.md"));
+    let mut offsets: Vec<usize> = vec![];
+    let rows = doc[start..]
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'));
+    for row in rows {
+        let cell = row.split('|').nth(1).unwrap_or("").trim();
+        let lead: String = cell.chars().take_while(char::is_ascii_digit).collect();
+        if let Ok(at) = lead.parse() {
+            if offsets.last() != Some(&at) {
+                offsets.push(at);
+            }
+        }
+    }
+    offsets
+}
+
+/// The offsets a layout's table must list: the tag, each zero gap and
+/// each field.
+fn schema_offsets(fields: &[Field], len: Option<usize>) -> Vec<usize> {
+    let mut offsets = vec![0];
+    let mut end = 8;
+    for f in fields {
+        if f.at > end {
+            offsets.push(end);
+        }
+        offsets.push(f.at);
+        end = f.at + f.ty.size().unwrap_or(0);
+    }
+    if len.is_some_and(|len| len > end) {
+        offsets.push(end);
+    }
+    offsets
+}
+
+#[test]
+fn the_docs_lay_out_each_account_and_the_receipt_as_the_schema() {
+    let doc = program_md();
+    for a in schema::ACCOUNTS {
+        let tag = std::str::from_utf8(&a.tag).unwrap();
+        let heading = format!("(`{tag}`,");
+        assert_eq!(
+            table_offsets(&doc, &heading),
+            schema_offsets(a.fields, a.len),
+            "{}: docs/program.md's table against protocol::schema",
+            a.name
+        );
+    }
+    let receipt = &curta_core::protocol::event::TURN_RECEIPT_TYPE;
+    let Shape::Struct(fields) = receipt.shape else {
+        panic!("the receipt is a struct");
+    };
+    assert_eq!(
+        table_offsets(&doc, "## The turn receipt"),
+        schema_offsets(fields, Some(receipt.len)),
+        "the receipt: docs/program.md's table against protocol::schema"
+    );
+}
+
+#[test]
+fn the_docs_error_tables_are_the_errors_names_and_messages() {
+    use curta_core::protocol::{CurtaError, CORE_ERROR_BASE};
+    let doc = program_md();
+    let start = doc.find("\n## Errors").expect("an Errors section");
+    let section = &doc[start..];
+    let section = &section[..section[1..].find("\n## ").map_or(section.len(), |e| e + 1)];
+    let rows: Vec<(u32, String, String)> = section
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            Some((
+                cells.get(1)?.parse().ok()?,
+                cells[2].into(),
+                cells[3].into(),
+            ))
+        })
+        .collect();
+    let own = CurtaError::ALL
+        .iter()
+        .map(|e| (*e as u32, e.name().into(), e.message().into()));
+    let core = curta_core::Error::ALL.iter().map(|e| {
+        (
+            CORE_ERROR_BASE + e.code(),
+            e.name().into(),
+            e.message().into(),
+        )
+    });
+    assert_eq!(rows, own.chain(core).collect::<Vec<_>>());
 }

@@ -1,18 +1,18 @@
-// The client generated from idl/curta.json, in two steps:
-//   render:  @codama/renderers-js writes TypeScript on @solana/kit into
-//            src/generated/ (as the solana-program/* clients are made);
+// The client generated from idl/curta.json (which `curta-core idl` writes
+// from curta_core::protocol), in two steps:
+//   render:  @codama/renderers-js writes TypeScript on @solana/kit into a
+//            temporary folder (as the solana-program/* clients are made);
 //   compile: the installed typescript compiles it into src/generated-js/
-//            (ES modules and .d.ts), and the relative imports get the file
-//            names Node's ES module loader needs (`./accounts` ->
-//            `./accounts/index.js`). Both folders are committed, so Node 20
-//            and bundlers import the client with no build step.
+//            (ES modules and .d.ts types), and the relative imports get the
+//            file names Node's ES module loader needs (`./accounts` ->
+//            `./accounts/index.js`). Only the JavaScript is committed, so
+//            Node 20 and bundlers import the client with no build step.
 //
-//   node scripts/generate.js            render and compile (npm run generate)
-//   node scripts/generate.js --compile  compile only (npm run build)
-//   node scripts/generate.js --out DIR  both, into DIR/ts and DIR/js (the
-//                                       staleness test compares them)
+//   node scripts/generate.js            into src/generated-js/ (npm run generate)
+//   node scripts/generate.js --out DIR  into DIR (the staleness test compares it)
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -86,12 +86,22 @@ function withFileNames(file, text) {
   });
 }
 
+/** Renders and compiles the client into `jsDir`. */
+export async function generate(jsDir) {
+  const work = mkdtempSync(join(tmpdir(), 'curta-generate-'));
+  try {
+    const tsDir = join(work, 'ts');
+    await render(tsDir);
+    compile(tsDir, jsDir);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
 const isMain = process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url);
 if (isMain) {
-  const { values } = parseArgs({ options: { compile: { type: 'boolean' }, out: { type: 'string' } } });
-  const tsDir = values.out ? resolve(values.out, 'ts') : join(SDK, 'src/generated');
-  const jsDir = values.out ? resolve(values.out, 'js') : join(SDK, 'src/generated-js');
-  if (!values.compile) await render(tsDir);
-  compile(tsDir, jsDir);
-  console.log(`generated ${files(jsDir).length} files: ${tsDir} -> ${jsDir}`);
+  const { values } = parseArgs({ options: { out: { type: 'string' } } });
+  const jsDir = values.out ? resolve(values.out) : join(SDK, 'src/generated-js');
+  await generate(jsDir);
+  console.log(`generated ${files(jsDir).length} files in ${jsDir}`);
 }

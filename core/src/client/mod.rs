@@ -18,7 +18,6 @@ pub mod base58;
 pub mod base64;
 pub mod budget;
 pub mod crank;
-pub mod json;
 pub mod params;
 pub mod quote;
 pub mod receipt;

@@ -14,9 +14,9 @@ use super::budget::LimitPolicy;
 use super::crank::{
     hex, Action, Event, Options, Params, Status, Stop, Summary, Transaction, TurnRecord,
 };
-use super::json::{array, Object, Value};
 use super::quote::{Prices, Quote};
 use super::receipt::Receipt;
+use crate::json::{array, Object, Value};
 use crate::planner::CHARGES;
 use crate::protocol::Address;
 
@@ -169,7 +169,7 @@ pub fn event(v: &Value, state: &[u8]) -> Result<Event, String> {
 fn strings(items: &[String]) -> String {
     array(items.iter().map(|s| {
         let mut out = String::new();
-        super::json::string(&mut out, s);
+        crate::json::string(&mut out, s);
         out
     }))
 }

@@ -11,93 +11,213 @@ use super::tag;
 /// One account of an instruction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AccountRole {
+    /// The builders' and the IDL's name for it, lower camel case.
+    pub key: &'static str,
+    /// Its name in `docs/program.md`'s account lists.
     pub name: &'static str,
     pub signer: bool,
     pub writable: bool,
+    /// What the IDL says of it.
+    pub docs: &'static str,
 }
 
-const fn role(name: &'static str, signer: bool, writable: bool) -> AccountRole {
+const fn role(
+    (key, name, docs): (&'static str, &'static str, &'static str),
+    signer: bool,
+    writable: bool,
+) -> AccountRole {
     AccountRole {
+        key,
         name,
         signer,
         writable,
+        docs,
     }
 }
 
-/// An account the instruction reads.
-const fn read(name: &'static str) -> AccountRole {
-    role(name, false, false)
+/// An account the instruction reads: (key, name, docs).
+const fn read(a: (&'static str, &'static str, &'static str)) -> AccountRole {
+    role(a, false, false)
 }
 
 /// An account the instruction writes.
-const fn write(name: &'static str) -> AccountRole {
-    role(name, false, true)
+const fn write(a: (&'static str, &'static str, &'static str)) -> AccountRole {
+    role(a, false, true)
 }
 
 /// A signer the instruction only reads.
-const fn sign(name: &'static str) -> AccountRole {
-    role(name, true, false)
+const fn sign(a: (&'static str, &'static str, &'static str)) -> AccountRole {
+    role(a, true, false)
 }
 
 /// A signer the instruction writes (a new account, or one paid back).
-const fn sign_write(name: &'static str) -> AccountRole {
-    role(name, true, true)
+const fn sign_write(a: (&'static str, &'static str, &'static str)) -> AccountRole {
+    role(a, true, true)
 }
+
+/// A new account's docs: created by System `create_account` for the
+/// program with exactly its size, still zero, and signing.
+macro_rules! new_account {
+    ($what:literal, $size:literal) => {
+        concat!(
+            "The ",
+            $what,
+            " (new: created for the program with exactly its size, all zero, and signing; ",
+            $size,
+            ")."
+        )
+    };
+}
+
+const OWNER: (&str, &str, &str) = ("owner", "owner", "The model's owner.");
+const MODEL: (&str, &str, &str) = ("model", "model", "The model.");
+const SECTION_ZERO: (&str, &str, &str) = (
+    "sectionZero",
+    "section zero's weight account",
+    "Section zero's weight account.",
+);
+const CONFIG: (&str, &str, &str) = ("config", "config", "The config account.");
+const ADMIN: (&str, &str, &str) = ("admin", "admin", "The config's admin.");
 
 /// `init_config`. The config is new: created for the program (System
 /// `create_account`, owned by it, exactly `config::LEN` bytes), still zero,
 /// and signing; so is every account marked new below.
-pub const INIT_CONFIG: [AccountRole; 2] = [sign_write("config"), sign("admin")];
+pub const INIT_CONFIG: [AccountRole; 2] = [
+    sign_write((
+        "config",
+        "config",
+        new_account!("config account", "128 bytes"),
+    )),
+    sign(("admin", "admin", "The admin.")),
+];
 /// `set_allowance`.
-pub const SET_ALLOWANCE: [AccountRole; 2] = [write("config"), sign("admin")];
+pub const SET_ALLOWANCE: [AccountRole; 2] = [write(CONFIG), sign(ADMIN)];
 /// `set_admin`: both admins sign.
-pub const SET_ADMIN: [AccountRole; 3] = [write("config"), sign("admin"), sign("new admin")];
+pub const SET_ADMIN: [AccountRole; 3] = [
+    write(CONFIG),
+    sign(ADMIN),
+    sign(("newAdmin", "new admin", "The new admin.")),
+];
 /// `init_model`. The model is new, `model::len(sections)` bytes.
-pub const INIT_MODEL: [AccountRole; 3] =
-    [read("config account"), sign_write("model"), sign("owner")];
+pub const INIT_MODEL: [AccountRole; 3] = [
+    read((
+        "config",
+        "config account",
+        "The config account the model binds to.",
+    )),
+    sign_write((
+        "model",
+        "model",
+        new_account!("model account", "160 + 72 x sections bytes"),
+    )),
+    sign(OWNER),
+];
 /// `bind_weight`. The weight account is new, `weight::HEADER_LEN` plus the
 /// section's length.
-pub const BIND_WEIGHT: [AccountRole; 3] = [write("model"), sign_write("weight"), sign("owner")];
-/// `write`.
-pub const WRITE: [AccountRole; 3] = [read("model"), write("weight"), sign("owner")];
-/// `seal_section`.
-pub const SEAL_SECTION: [AccountRole; 3] = [write("model"), write("weight"), sign("owner")];
-/// `seal_model`.
-pub const SEAL_MODEL: [AccountRole; 3] = [
-    write("model"),
-    read("section zero's weight account"),
-    sign("owner"),
+pub const BIND_WEIGHT: [AccountRole; 3] = [
+    write(MODEL),
+    sign_write((
+        "weight",
+        "weight",
+        new_account!("weight account", "128 + the section's length"),
+    )),
+    sign(OWNER),
 ];
+const SECTION_WEIGHT: (&str, &str, &str) = ("weight", "weight", "The section's weight account.");
+/// `write`.
+pub const WRITE: [AccountRole; 3] = [
+    read(("model", "model", "The model, being written.")),
+    write(SECTION_WEIGHT),
+    sign(OWNER),
+];
+/// `seal_section`.
+pub const SEAL_SECTION: [AccountRole; 3] = [write(MODEL), write(SECTION_WEIGHT), sign(OWNER)];
+/// `seal_model`.
+pub const SEAL_MODEL: [AccountRole; 3] = [write(MODEL), read(SECTION_ZERO), sign(OWNER)];
+const OWNER_PAID: (&str, &str, &str) = (
+    "owner",
+    "owner",
+    "The model's owner, who receives the lamports.",
+);
 /// `close_weight`: the owner receives the weight account's lamports.
-pub const CLOSE_WEIGHT: [AccountRole; 3] = [write("model"), write("weight"), sign_write("owner")];
+pub const CLOSE_WEIGHT: [AccountRole; 3] = [
+    write(MODEL),
+    write(("weight", "weight", "The weight account to close.")),
+    sign_write(OWNER_PAID),
+];
 /// `close_model`: the owner receives the model's lamports.
-pub const CLOSE_MODEL: [AccountRole; 2] = [write("model"), sign_write("owner")];
+pub const CLOSE_MODEL: [AccountRole; 2] = [write(MODEL), sign_write(OWNER_PAID)];
+const RUN_CONFIG: (&str, &str, &str) = ("config", "config account", "The model's config account.");
 /// `open_run`. The run is new, `run::HEADER_LEN` plus `state_size` bytes.
 pub const OPEN_RUN: [AccountRole; 4] = [
-    read("config account"),
-    read("model"),
-    sign_write("run"),
-    sign("opener"),
+    read(RUN_CONFIG),
+    read((
+        "model",
+        "model",
+        "The model, sealed and bound to that config.",
+    )),
+    sign_write((
+        "run",
+        "run",
+        "The run account (new: created for the program with exactly its size, all zero, \
+         and signing, except for a staged prompt from offset 384; 256 + state_size bytes).",
+    )),
+    sign((
+        "opener",
+        "opener",
+        "Who opens and funds the run (not the run).",
+    )),
 ];
 /// `turn`: anyone may send it; the model's owner receives the royalties.
 /// Then the weight accounts of the matrix sections the turn's plan names,
 /// read only: none, one or two (`TURN_WEIGHT`).
 pub const TURN: [AccountRole; 5] = [
-    read("config account"),
-    read("model"),
-    write("run"),
-    write("the model's owner"),
-    read("section zero's weight account"),
+    read(RUN_CONFIG),
+    read(("model", "model", "The model (sealed).")),
+    write(("run", "run", "The run.")),
+    write((
+        "owner",
+        "the model's owner",
+        "The model's owner, who receives the royalties.",
+    )),
+    read(SECTION_ZERO),
 ];
 /// Each of the turn's trailing weight accounts.
-pub const TURN_WEIGHT: AccountRole = read("a weight account the turn's plan names");
+pub const TURN_WEIGHT: AccountRole = read((
+    "weights",
+    "a weight account the turn's plan names",
+    "The weight accounts of the matrix sections the turn's plan names (`plan_turn`): \
+     none, one or two, in any order.",
+));
 /// `close_run`: the opener receives the run's lamports.
-pub const CLOSE_RUN: [AccountRole; 2] = [write("run"), sign_write("opener")];
+pub const CLOSE_RUN: [AccountRole; 2] = [
+    write(("run", "run", "The run.")),
+    sign_write((
+        "opener",
+        "opener",
+        "The run's opener, who receives the lamports.",
+    )),
+];
 /// `reclaim`: an account created for the program and never initialized
 /// signs for itself; the recipient receives its lamports.
-pub const RECLAIM: [AccountRole; 2] = [sign_write("account"), write("recipient")];
+pub const RECLAIM: [AccountRole; 2] = [
+    sign_write((
+        "account",
+        "account",
+        "The account (owned by the program, still zero), signing for itself.",
+    )),
+    write((
+        "recipient",
+        "recipient",
+        "Who receives the lamports (not the account).",
+    )),
+];
 /// `write_prompt`: the run is created for the program and not opened yet.
-pub const WRITE_PROMPT: [AccountRole; 1] = [sign_write("run")];
+pub const WRITE_PROMPT: [AccountRole; 1] = [sign_write((
+    "run",
+    "run",
+    "The run account: created for the program, not yet opened, signing for itself.",
+))];
 
 /// The fixed accounts of the instruction with `tag` (a turn's trailing
 /// weight accounts apart), or `None` for an unknown tag.
@@ -134,7 +254,7 @@ mod tests {
         }
         assert_eq!(of(tag::WRITE_PROMPT + 1), None);
         // A new account signs and is written; so is every account paid back.
-        assert_eq!(INIT_CONFIG[0], sign_write("config"));
+        assert!(INIT_CONFIG[0].signer && INIT_CONFIG[0].writable);
         assert!(TURN.iter().all(|r| !r.signer), "anyone may send a turn");
         const { assert!(!TURN_WEIGHT.signer && !TURN_WEIGHT.writable) };
     }

@@ -1,6 +1,7 @@
 //! The Config account: the program's settings, who administers them and
 //! the turn allowance. The constants are its fields' offsets.
 
+use super::schema::{AccountSchema, Field, Ty};
 use super::{address, tag_is, Address, Mismatch, CONFIG_TAG};
 use crate::bytes::{read_u32, write_u32};
 
@@ -55,3 +56,25 @@ impl ConfigAccountMut<'_> {
         write_u32(self.0, ALLOWANCE, allowance);
     }
 }
+
+/// The IDL's account: each field at its offset (the gaps are zero).
+pub const SCHEMA: AccountSchema = AccountSchema {
+    name: "config",
+    tag: CONFIG_TAG,
+    len: Some(LEN),
+    docs: &["The program's settings (`CURTACF1`, 128 bytes): who administers them and the turn allowance every run of its models uses."],
+    fields: &[
+        Field {
+            at: ADMIN,
+            name: "admin",
+            ty: Ty::Address,
+            docs: &["The only signer who may change the settings."],
+        },
+        Field {
+            at: ALLOWANCE,
+            name: "allowance",
+            ty: Ty::U32,
+            docs: &["Turn allowance in compute units (default 1,350,000; 22,096 to 1,350,000)."],
+        },
+    ],
+};

@@ -1,6 +1,8 @@
 //! The instruction codec: each instruction's tag, its fields and accounts
 //! (the variants' docs), and its data's encoding.
 
+use super::schema::{Field, InstructionSchema, Ty};
+use super::{accounts, model};
 use crate::bytes::{read_u32, read_u64};
 use crate::format::Config;
 
@@ -257,6 +259,259 @@ impl<'a> Instruction<'a> {
         out
     }
 }
+
+/// Each instruction as the IDL gives it, in tag order.
+pub const SCHEMAS: [InstructionSchema; 15] = [
+    InstructionSchema {
+        name: "initConfig",
+        tag: tag::INIT_CONFIG,
+        docs: &["Creates the settings, administered by `admin`."],
+        accounts: &accounts::INIT_CONFIG,
+        args: &[
+            Field {
+                at: 1,
+                name: "allowance",
+                ty: Ty::U32,
+                docs: &["Turn allowance in compute units, 22,096 to 1,350,000."],
+            },
+        ],
+        remaining: None,
+    },
+    InstructionSchema {
+        name: "setAllowance",
+        tag: tag::SET_ALLOWANCE,
+        docs: &["Changes the turn allowance."],
+        accounts: &accounts::SET_ALLOWANCE,
+        args: &[
+            Field {
+                at: 1,
+                name: "allowance",
+                ty: Ty::U32,
+                docs: &["Turn allowance in compute units, 22,096 to 1,350,000."],
+            },
+        ],
+        remaining: None,
+    },
+    InstructionSchema {
+        name: "setAdmin",
+        tag: tag::SET_ADMIN,
+        docs: &["Hands the config to a new admin; both sign."],
+        accounts: &accounts::SET_ADMIN,
+        args: &[],
+        remaining: None,
+    },
+    InstructionSchema {
+        name: "initModel",
+        tag: tag::INIT_MODEL,
+        docs: &["Creates a model bound to a config, with no weight account bound yet."],
+        accounts: &accounts::INIT_MODEL,
+        args: &[
+            Field {
+                at: 1,
+                name: "royalty",
+                ty: Ty::U64,
+                docs: &["Royalty in lamports per generated token."],
+            },
+            Field {
+                at: 9,
+                name: "modelConfig",
+                ty: Ty::Defined(&model::MODEL_CONFIG_TYPE),
+                docs: &["The model's configuration."],
+            },
+            Field {
+                at: 37,
+                name: "flags",
+                ty: Ty::U32,
+                docs: &["Flags: bit 0, shared classifier; bit 1, the measured charge table (section zero's own flags, which must match); no other bit."],
+            },
+            Field {
+                at: 41,
+                name: "sectionZeroLength",
+                ty: Ty::U64,
+                docs: &["Section zero's length in bytes, 1 to 10 MiB - 128."],
+            },
+        ],
+        remaining: None,
+    },
+    InstructionSchema {
+        name: "bindWeight",
+        tag: tag::BIND_WEIGHT,
+        docs: &["Binds a new weight account to a section of a model being written."],
+        accounts: &accounts::BIND_WEIGHT,
+        args: &[
+            Field {
+                at: 1,
+                name: "section",
+                ty: Ty::U32,
+                docs: &["The section index, below the section count."],
+            },
+        ],
+        remaining: None,
+    },
+    InstructionSchema {
+        name: "write",
+        tag: tag::WRITE,
+        docs: &["Copies bytes into a bound, unsealed section."],
+        accounts: &accounts::WRITE,
+        args: &[
+            Field {
+                at: 1,
+                name: "offset",
+                ty: Ty::U64,
+                docs: &["Where in the section the bytes go."],
+            },
+            Field {
+                at: 9,
+                name: "bytes",
+                ty: Ty::Rest,
+                docs: &["The bytes: the rest of the data (up to 986 in one transaction)."],
+            },
+        ],
+        remaining: None,
+    },
+    InstructionSchema {
+        name: "sealSection",
+        tag: tag::SEAL_SECTION,
+        docs: &["Hashes up to 2 MiB more of a section; when the last byte is hashed the chain must equal the digest, and the section is sealed."],
+        accounts: &accounts::SEAL_SECTION,
+        args: &[
+            Field {
+                at: 1,
+                name: "digest",
+                ty: Ty::Bytes(32),
+                docs: &["The section's expected chained digest."],
+            },
+        ],
+        remaining: None,
+    },
+    InstructionSchema {
+        name: "sealModel",
+        tag: tag::SEAL_MODEL,
+        docs: &["Seals the model once every section is, and records its identity: runs may open."],
+        accounts: &accounts::SEAL_MODEL,
+        args: &[],
+        remaining: None,
+    },
+    InstructionSchema {
+        name: "closeWeight",
+        tag: tag::CLOSE_WEIGHT,
+        docs: &["Closes a weight account, its lamports to the owner; retires a sealed model."],
+        accounts: &accounts::CLOSE_WEIGHT,
+        args: &[],
+        remaining: None,
+    },
+    InstructionSchema {
+        name: "closeModel",
+        tag: tag::CLOSE_MODEL,
+        docs: &["Closes a model with no weight account bound, its lamports to the owner."],
+        accounts: &accounts::CLOSE_MODEL,
+        args: &[],
+        remaining: None,
+    },
+    InstructionSchema {
+        name: "openRun",
+        tag: tag::OPEN_RUN,
+        docs: &["Opens a run of a sealed model; the run holds its rent plus royalty x max tokens.", "The prompt is the first `staged` bytes `writePrompt` left in the run account, then `prompt`."],
+        accounts: &accounts::OPEN_RUN,
+        args: &[
+            Field {
+                at: 1,
+                name: "maxTokens",
+                ty: Ty::U32,
+                docs: &["The most tokens to generate."],
+            },
+            Field {
+                at: 5,
+                name: "temperatureQ16",
+                ty: Ty::U32,
+                docs: &["Temperature with 16 fractional bits, at most 16.0 (0: greedy)."],
+            },
+            Field {
+                at: 9,
+                name: "seed",
+                ty: Ty::U64,
+                docs: &["The sampler's seed."],
+            },
+            Field {
+                at: 17,
+                name: "royalty",
+                ty: Ty::U64,
+                docs: &["The royalty per token the opener accepts: must be the model's."],
+            },
+            Field {
+                at: 25,
+                name: "modelIdentity",
+                ty: Ty::Bytes(32),
+                docs: &["The model identity the opener accepts: must be the model's."],
+            },
+            Field {
+                at: 57,
+                name: "staged",
+                ty: Ty::U32,
+                docs: &["How many of the prompt's bytes `writePrompt` left in the account (0: all travel here)."],
+            },
+            Field {
+                at: 61,
+                name: "prompt",
+                ty: Ty::Rest,
+                docs: &["The rest of the prompt (UTF-8, no zero byte, 1,024 bytes in all at most): the rest of the data."],
+            },
+        ],
+        remaining: None,
+    },
+    InstructionSchema {
+        name: "turn",
+        tag: tag::TURN,
+        docs: &["Advances a run by one turn and logs a receipt; anyone may send it.", "Remaining accounts: the weight accounts of the matrix sections the turn's plan names (none, one or two, any order)."],
+        accounts: &accounts::TURN,
+        args: &[
+            Field {
+                at: 1,
+                name: "expectedTurns",
+                ty: Ty::OptionalU64,
+                docs: &["The state's turn count this turn requires (`StaleTurn` otherwise); absent, the data is the tag alone."],
+            },
+        ],
+        remaining: Some(accounts::TURN_WEIGHT),
+    },
+    InstructionSchema {
+        name: "closeRun",
+        tag: tag::CLOSE_RUN,
+        docs: &["Closes a run at any point: its rent and unspent escrow go to the opener."],
+        accounts: &accounts::CLOSE_RUN,
+        args: &[],
+        remaining: None,
+    },
+    InstructionSchema {
+        name: "reclaim",
+        tag: tag::RECLAIM,
+        docs: &["Closes an account created for the program but never initialized; its lamports go to the recipient."],
+        accounts: &accounts::RECLAIM,
+        args: &[],
+        remaining: None,
+    },
+    InstructionSchema {
+        name: "writePrompt",
+        tag: tag::WRITE_PROMPT,
+        docs: &["Stages prompt bytes in a run account not yet opened, for a prompt too long to travel with `openRun`."],
+        accounts: &accounts::WRITE_PROMPT,
+        args: &[
+            Field {
+                at: 1,
+                name: "offset",
+                ty: Ty::U32,
+                docs: &["Where in the prompt the bytes go (account offset 384 + offset)."],
+            },
+            Field {
+                at: 5,
+                name: "bytes",
+                ty: Ty::Rest,
+                docs: &["The bytes: the rest of the data (1,024 bytes of prompt in all at most)."],
+            },
+        ],
+        remaining: None,
+    },
+];
 
 #[cfg(all(test, feature = "std"))]
 mod tests {

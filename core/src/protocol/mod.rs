@@ -20,10 +20,13 @@ pub mod config;
 pub mod digest;
 pub mod error;
 pub mod event;
+#[cfg(feature = "std")]
+pub mod idl;
 pub mod instruction;
 pub mod model;
 pub mod prompt;
 pub mod run;
+pub mod schema;
 pub mod weight;
 
 pub use crate::format::MAX_ACCOUNT_LEN;

@@ -2,6 +2,7 @@
 //! section naming the weight account bound to it and, once sealed, its
 //! digest. The constants are its fields' offsets and its statuses.
 
+use super::schema::{AccountSchema, Field, Shape, Ty, TypeDef};
 use super::{address, tag_is, Address, Mismatch, MODEL_TAG};
 use crate::bytes::{read_u32, read_u64, write_u32, write_u64};
 use crate::format::{ChargeTable, Config, Layout};
@@ -211,3 +212,168 @@ impl ModelAccountMut<'_> {
         self.0[IDENTITY..IDENTITY + 32].copy_from_slice(identity);
     }
 }
+
+/// The IDL's account: each field at its offset (the gaps are zero).
+pub const SCHEMA: AccountSchema = AccountSchema {
+    name: "model",
+    tag: MODEL_TAG,
+    len: None,
+    docs: &["A model (`CURTAMD1`, 160 + 72 bytes per section): its owner, royalty, configuration and one entry per section; the entries fill the account, so their count equals `sectionCount`."],
+    fields: &[
+        Field {
+            at: CONFIG_ACCOUNT,
+            name: "config",
+            ty: Ty::Address,
+            docs: &["The config account the model is bound to."],
+        },
+        Field {
+            at: OWNER,
+            name: "owner",
+            ty: Ty::Address,
+            docs: &["Binds, writes and seals weights, closes, receives royalties."],
+        },
+        Field {
+            at: ROYALTY,
+            name: "royalty",
+            ty: Ty::U64,
+            docs: &["Royalty in lamports per generated token."],
+        },
+        Field {
+            at: MODEL_CONFIG,
+            name: "modelConfig",
+            ty: Ty::Defined(&MODEL_CONFIG_TYPE),
+            docs: &["The model's configuration."],
+        },
+        Field {
+            at: SECTION_COUNT,
+            name: "sectionCount",
+            ty: Ty::U32,
+            docs: &["Section count (`format.md`: layer sections + 2)."],
+        },
+        Field {
+            at: STATUS,
+            name: "status",
+            ty: Ty::Defined(&MODEL_STATUS_TYPE),
+            docs: &["Status: 0 writing, 1 sealed, 2 retired."],
+        },
+        Field {
+            at: FLAGS,
+            name: "flags",
+            ty: Ty::U32,
+            docs: &["Flags: bit 0, the classifier is the embedding (shared); bit 1, the model's turns are planned with the measured charge table."],
+        },
+        Field {
+            at: BOUND,
+            name: "boundCount",
+            ty: Ty::U32,
+            docs: &["Weight accounts bound."],
+        },
+        Field {
+            at: SEALED_COUNT,
+            name: "sealedCount",
+            ty: Ty::U32,
+            docs: &["Sections sealed."],
+        },
+        Field {
+            at: IDENTITY,
+            name: "identity",
+            ty: Ty::Bytes(32),
+            docs: &["The model's identity (`model_identity`); zero until `sealModel` writes it."],
+        },
+        Field {
+            at: HEADER_LEN,
+            name: "sections",
+            ty: Ty::RestOf(&SECTION_ENTRY_TYPE),
+            docs: &["The section entries, from offset 160 to the end of the account (`sectionCount` of them)."],
+        },
+    ],
+};
+
+/// The model's configuration as the IDL gives it (`format::Config`).
+pub const MODEL_CONFIG_TYPE: TypeDef = TypeDef {
+    name: "modelConfig",
+    tag: None,
+    docs: &["A model's configuration (`format.md`): seven u32, 28 bytes."],
+    len: Config::LEN,
+    shape: Shape::Struct(&[
+        Field {
+            at: 0,
+            name: "dim",
+            ty: Ty::U32,
+            docs: &["Model width: the size of the embedding and of every residual."],
+        },
+        Field {
+            at: 4,
+            name: "hiddenDim",
+            ty: Ty::U32,
+            docs: &["Width of the feed-forward layers."],
+        },
+        Field {
+            at: 8,
+            name: "nLayers",
+            ty: Ty::U32,
+            docs: &["Number of transformer layers."],
+        },
+        Field {
+            at: 12,
+            name: "nHeads",
+            ty: Ty::U32,
+            docs: &["Number of query heads."],
+        },
+        Field {
+            at: 16,
+            name: "nKvHeads",
+            ty: Ty::U32,
+            docs: &["Number of key/value heads."],
+        },
+        Field {
+            at: 20,
+            name: "vocabSize",
+            ty: Ty::U32,
+            docs: &["Number of tokens in the vocabulary."],
+        },
+        Field {
+            at: 24,
+            name: "seqLen",
+            ty: Ty::U32,
+            docs: &["The context: the most tokens a run holds, prompt included."],
+        },
+    ]),
+};
+
+/// The status field's values, in order from zero.
+pub const MODEL_STATUS_TYPE: TypeDef = TypeDef {
+    name: "modelStatus",
+    tag: None,
+    docs: &["A model's status: writing until `sealModel`, then sealed; retired once a weight account of a sealed model is closed."],
+    len: 4,
+    shape: Shape::Enum(&["writing", "sealed", "retired"]),
+};
+
+/// One section's entry.
+pub const SECTION_ENTRY_TYPE: TypeDef = TypeDef {
+    name: "sectionEntry",
+    tag: None,
+    docs: &["One section's entry in a Model account, 72 bytes at offset 160 + 72 i."],
+    len: ENTRY_LEN,
+    shape: Shape::Struct(&[
+        Field {
+            at: ENTRY_ADDRESS,
+            name: "weightAccount",
+            ty: Ty::Address,
+            docs: &["The weight account bound to the section; zero while none is."],
+        },
+        Field {
+            at: ENTRY_LENGTH,
+            name: "length",
+            ty: Ty::U64,
+            docs: &["The section's length in bytes, fixed when the model is created."],
+        },
+        Field {
+            at: ENTRY_DIGEST,
+            name: "digest",
+            ty: Ty::Bytes(32),
+            docs: &["The section's chained digest; zero until the section is sealed."],
+        },
+    ]),
+};

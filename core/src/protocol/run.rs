@@ -1,6 +1,7 @@
 //! A Run account: a 256-byte header, then the core state. The constants
 //! are the header's offsets.
 
+use super::schema::{AccountSchema, Field, Ty};
 use super::{address, tag_is, Address, Mismatch, RUN_TAG};
 use crate::bytes::{read_u64, write_u64};
 
@@ -118,3 +119,61 @@ impl<'a> RunAccountMut<'a> {
         (RunAccountMut(header), state)
     }
 }
+
+/// The IDL's account: each field at its offset (the gaps are zero).
+pub const SCHEMA: AccountSchema = AccountSchema {
+    name: "run",
+    tag: RUN_TAG,
+    len: None,
+    docs: &["A run (`CURTARN1`, 256 + `state_size`): a 256-byte header, then the core state (`state.md`)."],
+    fields: &[
+        Field {
+            at: MODEL,
+            name: "model",
+            ty: Ty::Address,
+            docs: &["The model the run was opened on."],
+        },
+        Field {
+            at: OPENER,
+            name: "opener",
+            ty: Ty::Address,
+            docs: &["Who funded the run and gets the rest back."],
+        },
+        Field {
+            at: ROYALTY,
+            name: "royalty",
+            ty: Ty::U64,
+            docs: &["Royalty per token, fixed at opening."],
+        },
+        Field {
+            at: DEPOSITED,
+            name: "deposited",
+            ty: Ty::U64,
+            docs: &["The escrow at opening: royalty x max tokens."],
+        },
+        Field {
+            at: ESCROW,
+            name: "escrow",
+            ty: Ty::U64,
+            docs: &["Escrow still held (deposited = escrow + paid)."],
+        },
+        Field {
+            at: PAID,
+            name: "paid",
+            ty: Ty::U64,
+            docs: &["Lamports paid to the model's owner."],
+        },
+        Field {
+            at: MODEL_IDENTITY,
+            name: "modelIdentity",
+            ty: Ty::Bytes(32),
+            docs: &["The identity of the model the run was opened on; every turn requires the same."],
+        },
+        Field {
+            at: HEADER_LEN,
+            name: "state",
+            ty: Ty::Rest,
+            docs: &["The core state (`state.md`), from offset 256 to the end."],
+        },
+    ],
+};

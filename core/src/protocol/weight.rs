@@ -2,6 +2,7 @@
 //! its model and keeps the seal's progress over those bytes. The constants
 //! are the header's offsets.
 
+use super::schema::{AccountSchema, Field, Ty};
 use super::{address, tag_is, Address, Mismatch, WEIGHT_TAG};
 use crate::bytes::{read_u32, read_u64, write_u32, write_u64};
 
@@ -88,3 +89,49 @@ impl WeightAccountMut<'_> {
         &mut self.0[HEADER_LEN..]
     }
 }
+
+/// The IDL's account: each field at its offset (the gaps are zero).
+pub const SCHEMA: AccountSchema = AccountSchema {
+    name: "weight",
+    tag: WEIGHT_TAG,
+    len: None,
+    docs: &["A weight account (`CURTAWT1`, 128 + the section's length): one section's bytes after a header binding it to its model and keeping the seal's progress."],
+    fields: &[
+        Field {
+            at: MODEL,
+            name: "model",
+            ty: Ty::Address,
+            docs: &["The model the section belongs to."],
+        },
+        Field {
+            at: SECTION,
+            name: "section",
+            ty: Ty::U32,
+            docs: &["The section index."],
+        },
+        Field {
+            at: LENGTH,
+            name: "length",
+            ty: Ty::U64,
+            docs: &["The section's length in bytes."],
+        },
+        Field {
+            at: HASHED,
+            name: "hashed",
+            ty: Ty::U64,
+            docs: &["Seal progress: bytes hashed so far; equal to the length once sealed."],
+        },
+        Field {
+            at: CHAIN,
+            name: "chain",
+            ty: Ty::Bytes(32),
+            docs: &["The chained digest of the bytes hashed so far."],
+        },
+        Field {
+            at: HEADER_LEN,
+            name: "bytes",
+            ty: Ty::Rest,
+            docs: &["The section, as in the artifact, from offset 128 to the end."],
+        },
+    ],
+};

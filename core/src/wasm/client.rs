@@ -30,10 +30,10 @@ use std::vec::Vec;
 
 use super::Region;
 use crate::client::crank::Crank;
-use crate::client::json::{self, Object, Value};
 use crate::client::{quote, receipt, replay, wire};
 use crate::convert::open_artifact;
 use crate::inference::RunParams;
+use crate::json::{self, Object, Value};
 use crate::Error;
 
 static REPLY: Mutex<Vec<u8>> = Mutex::new(Vec::new());

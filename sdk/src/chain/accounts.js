@@ -104,8 +104,8 @@ export function decodeConfigAccount(data, where) {
  * @property {string} statusName
  * @property {number} flags the artifact's header flags, as init_model recorded them: bit 0, shared classifier; bit 1, the measured charge table
  * @property {import('../format.js').ChargeTable} charges the charge table every turn of the model is planned with (bit 1 of `flags`)
- * @property {number} bound
- * @property {number} sealed
+ * @property {number} boundCount weight accounts bound
+ * @property {number} sealedCount sections sealed
  * @property {Uint8Array} identity zero until sealed
  * @property {ModelSection[]} sections
  */
@@ -124,7 +124,7 @@ export function decodeModelAccount(data, where) {
   const m = getModelDecoder().decode(data.subarray(0, MODEL_HEADER_LEN + MODEL_SECTION_LEN * sectionCount));
   const status = Number(m.status);
   return {
-    config: m.configAccount,
+    config: m.config,
     owner: m.owner,
     royalty: m.royalty,
     configBytes: encodeConfig(m.modelConfig),
@@ -134,8 +134,8 @@ export function decodeModelAccount(data, where) {
     statusName: ['writing', 'sealed', 'retired'][status] ?? `status ${status}`,
     flags: m.flags,
     charges: chargesOf(m.flags),
-    bound: m.bound,
-    sealed: m.sealedCount,
+    boundCount: m.boundCount,
+    sealedCount: m.sealedCount,
     identity: Uint8Array.from(m.identity),
     sections: m.sections.map((e) => ({
       weight: e.weightAccount === ZERO_ADDRESS ? null : e.weightAccount,

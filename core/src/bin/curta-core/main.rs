@@ -1,5 +1,5 @@
 //! `curta-core`: convert a llama2.c checkpoint, inspect an artifact, quote a
-//! run and run it turn by turn, natively.
+//! run and run it turn by turn, natively; print the program's IDL.
 //!
 //! One module per command; `args` is the command line's parser (the crate
 //! keeps no dependencies), `failure` what a command can fail with and how it
@@ -34,6 +34,7 @@ const USAGE: &str = "usage:
                  [--temperature T | --temperature-q16 Q] [--seed S] [--allowance CU]
                  [--states DIR] [--json] [--verbose]
   curta-core plan ARTIFACT --state FILE [--allowance CU] [--json]
+  curta-core idl
   curta-core --help | --version
 
 --charges chooses the table the model's turns are planned with:
@@ -44,7 +45,9 @@ use the artifact's table.
 1,350,000; 1,350,000 by default). `plan` prints the next turn of a state
 (a file `run --states` writes, or a run account's bytes from offset 256):
 the matrix sections it reads, whose weight accounts the turn names after
-section zero's, its compute units, and the most tokens it can complete.";
+section zero's, its compute units, and the most tokens it can complete.
+`idl` prints the program's IDL (idl/curta.json), written from the
+protocol's tables.";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -94,6 +97,12 @@ fn dispatch(args: &[String]) -> Result<(), Failure> {
         "plan" => plan::command(&args),
         "quote" => quote::command(&args),
         "run" => run::command(&args),
+        "idl" => {
+            args.check(0, &[])?;
+            let idl = curta_core::protocol::idl::json();
+            std::io::Write::write_all(&mut output::stdout(), idl.as_bytes())
+                .map_err(|e| Failure::Io(format!("writing the IDL: {e}")))
+        }
         other => Err(Failure::Usage(format!("unknown command {other}"))),
     }
 }

@@ -8,7 +8,10 @@
 import { fetchEncodedAccount, fetchEncodedAccounts, type Account, type Address, type EncodedAccount, type FetchAccountConfig, type FetchAccountsConfig, type FixedSizeCodec, type FixedSizeDecoder, type FixedSizeEncoder, type MaybeAccount, type MaybeEncodedAccount, type ReadonlyUint8Array } from "@solana/kit";
 export declare const CONFIG_DISCRIMINATOR: ReadonlyUint8Array;
 export declare function getConfigDiscriminatorBytes(): ReadonlyUint8Array;
-/** The program's settings (`CURTACF1`, 128 bytes): who administers them and the turn allowance every run of its models uses. */
+/**
+ * The program's settings (`CURTACF1`, 128 bytes): who administers them and the turn allowance every run of its models uses.
+ * Bytes 44 to 128 are zero.
+ */
 export type Config = {
     /** The account's tag, `CURTACF1`: a Config account. */
     discriminator: ReadonlyUint8Array;
@@ -16,8 +19,6 @@ export type Config = {
     admin: Address;
     /** Turn allowance in compute units (default 1,350,000; 22,096 to 1,350,000). */
     allowance: number;
-    /** Zero: bytes 44 to 128. */
-    reserved: ReadonlyUint8Array;
 };
 export type ConfigArgs = {
     /** The only signer who may change the settings. */

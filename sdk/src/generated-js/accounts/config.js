@@ -5,7 +5,7 @@
  *
  * @see https://github.com/codama-idl/codama
  */
-import { assertAccountExists, assertAccountsExist, combineCodec, decodeAccount, fetchEncodedAccount, fetchEncodedAccounts, fixDecoderSize, fixEncoderSize, getAddressDecoder, getAddressEncoder, getBytesDecoder, getBytesEncoder, getStructDecoder, getStructEncoder, getU32Decoder, getU32Encoder, transformEncoder, } from "@solana/kit";
+import { assertAccountExists, assertAccountsExist, combineCodec, decodeAccount, fetchEncodedAccount, fetchEncodedAccounts, fixDecoderSize, fixEncoderSize, getAddressDecoder, getAddressEncoder, getBytesDecoder, getBytesEncoder, getStructDecoder, getStructEncoder, getU32Decoder, getU32Encoder, padRightDecoder, padRightEncoder, transformEncoder, } from "@solana/kit";
 export const CONFIG_DISCRIMINATOR = new Uint8Array([
     67, 85, 82, 84, 65, 67, 70, 49,
 ]);
@@ -17,26 +17,15 @@ export function getConfigEncoder() {
     return transformEncoder(getStructEncoder([
         ["discriminator", fixEncoderSize(getBytesEncoder(), 8)],
         ["admin", getAddressEncoder()],
-        ["allowance", getU32Encoder()],
-        ["reserved", fixEncoderSize(getBytesEncoder(), 84)],
-    ]), (value) => ({
-        ...value,
-        discriminator: CONFIG_DISCRIMINATOR,
-        reserved: new Uint8Array([
-            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-        ]),
-    }));
+        ["allowance", padRightEncoder(getU32Encoder(), 84)],
+    ]), (value) => ({ ...value, discriminator: CONFIG_DISCRIMINATOR }));
 }
 /** Gets the decoder for {@link Config} account data. */
 export function getConfigDecoder() {
     return getStructDecoder([
         ["discriminator", fixDecoderSize(getBytesDecoder(), 8)],
         ["admin", getAddressDecoder()],
-        ["allowance", getU32Decoder()],
-        ["reserved", fixDecoderSize(getBytesDecoder(), 84)],
+        ["allowance", padRightDecoder(getU32Decoder(), 84)],
     ]);
 }
 /** Gets the codec for {@link Config} account data. */

@@ -14,7 +14,7 @@ export type Model = {
     /** The account's tag, `CURTAMD1`: a Model account. */
     discriminator: ReadonlyUint8Array;
     /** The config account the model is bound to. */
-    configAccount: Address;
+    config: Address;
     /** Binds, writes and seals weights, closes, receives royalties. */
     owner: Address;
     /** Royalty in lamports per generated token. */
@@ -28,7 +28,7 @@ export type Model = {
     /** Flags: bit 0, the classifier is the embedding (shared); bit 1, the model's turns are planned with the measured charge table. */
     flags: number;
     /** Weight accounts bound. */
-    bound: number;
+    boundCount: number;
     /** Sections sealed. */
     sealedCount: number;
     /** The model's identity (`model_identity`); zero until `sealModel` writes it. */
@@ -38,7 +38,7 @@ export type Model = {
 };
 export type ModelArgs = {
     /** The config account the model is bound to. */
-    configAccount: Address;
+    config: Address;
     /** Binds, writes and seals weights, closes, receives royalties. */
     owner: Address;
     /** Royalty in lamports per generated token. */
@@ -52,7 +52,7 @@ export type ModelArgs = {
     /** Flags: bit 0, the classifier is the embedding (shared); bit 1, the model's turns are planned with the measured charge table. */
     flags: number;
     /** Weight accounts bound. */
-    bound: number;
+    boundCount: number;
     /** Sections sealed. */
     sealedCount: number;
     /** The model's identity (`model_identity`); zero until `sealModel` writes it. */

@@ -17,14 +17,14 @@ export function getModelDiscriminatorBytes() {
 export function getModelEncoder() {
     return transformEncoder(getStructEncoder([
         ["discriminator", fixEncoderSize(getBytesEncoder(), 8)],
-        ["configAccount", getAddressEncoder()],
+        ["config", getAddressEncoder()],
         ["owner", getAddressEncoder()],
         ["royalty", getU64Encoder()],
         ["modelConfig", getModelConfigEncoder()],
         ["sectionCount", getU32Encoder()],
         ["status", getModelStatusEncoder()],
         ["flags", getU32Encoder()],
-        ["bound", getU32Encoder()],
+        ["boundCount", getU32Encoder()],
         ["sealedCount", getU32Encoder()],
         ["identity", fixEncoderSize(getBytesEncoder(), 32)],
         [
@@ -37,14 +37,14 @@ export function getModelEncoder() {
 export function getModelDecoder() {
     return getStructDecoder([
         ["discriminator", fixDecoderSize(getBytesDecoder(), 8)],
-        ["configAccount", getAddressDecoder()],
+        ["config", getAddressDecoder()],
         ["owner", getAddressDecoder()],
         ["royalty", getU64Decoder()],
         ["modelConfig", getModelConfigDecoder()],
         ["sectionCount", getU32Decoder()],
         ["status", getModelStatusDecoder()],
         ["flags", getU32Decoder()],
-        ["bound", getU32Decoder()],
+        ["boundCount", getU32Decoder()],
         ["sealedCount", getU32Decoder()],
         ["identity", fixDecoderSize(getBytesDecoder(), 32)],
         [

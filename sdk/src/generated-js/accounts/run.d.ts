@@ -8,7 +8,10 @@
 import { fetchEncodedAccount, fetchEncodedAccounts, type Account, type Address, type Codec, type Decoder, type EncodedAccount, type Encoder, type FetchAccountConfig, type FetchAccountsConfig, type MaybeAccount, type MaybeEncodedAccount, type ReadonlyUint8Array } from "@solana/kit";
 export declare const RUN_DISCRIMINATOR: ReadonlyUint8Array;
 export declare function getRunDiscriminatorBytes(): ReadonlyUint8Array;
-/** A run (`CURTARN1`, 256 + `state_size`): a 256-byte header, then the core state (`state.md`). */
+/**
+ * A run (`CURTARN1`, 256 + `state_size`): a 256-byte header, then the core state (`state.md`).
+ * Bytes 136 to 256 are zero.
+ */
 export type Run = {
     /** The account's tag, `CURTARN1`: a Run account. */
     discriminator: ReadonlyUint8Array;
@@ -26,8 +29,6 @@ export type Run = {
     paid: bigint;
     /** The identity of the model the run was opened on; every turn requires the same. */
     modelIdentity: ReadonlyUint8Array;
-    /** Zero: bytes 136 to 256. */
-    reserved: ReadonlyUint8Array;
     /** The core state (`state.md`), from offset 256 to the end. */
     state: ReadonlyUint8Array;
 };

@@ -5,7 +5,7 @@
  *
  * @see https://github.com/codama-idl/codama
  */
-import { assertAccountExists, assertAccountsExist, combineCodec, decodeAccount, fetchEncodedAccount, fetchEncodedAccounts, fixDecoderSize, fixEncoderSize, getAddressDecoder, getAddressEncoder, getBytesDecoder, getBytesEncoder, getStructDecoder, getStructEncoder, getU64Decoder, getU64Encoder, transformEncoder, } from "@solana/kit";
+import { assertAccountExists, assertAccountsExist, combineCodec, decodeAccount, fetchEncodedAccount, fetchEncodedAccounts, fixDecoderSize, fixEncoderSize, getAddressDecoder, getAddressEncoder, getBytesDecoder, getBytesEncoder, getStructDecoder, getStructEncoder, getU64Decoder, getU64Encoder, padLeftDecoder, padLeftEncoder, transformEncoder, } from "@solana/kit";
 export const RUN_DISCRIMINATOR = new Uint8Array([
     67, 85, 82, 84, 65, 82, 78, 49,
 ]);
@@ -23,19 +23,8 @@ export function getRunEncoder() {
         ["escrow", getU64Encoder()],
         ["paid", getU64Encoder()],
         ["modelIdentity", fixEncoderSize(getBytesEncoder(), 32)],
-        ["reserved", fixEncoderSize(getBytesEncoder(), 120)],
-        ["state", getBytesEncoder()],
-    ]), (value) => ({
-        ...value,
-        discriminator: RUN_DISCRIMINATOR,
-        reserved: new Uint8Array([
-            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-        ]),
-    }));
+        ["state", padLeftEncoder(getBytesEncoder(), 120)],
+    ]), (value) => ({ ...value, discriminator: RUN_DISCRIMINATOR }));
 }
 /** Gets the decoder for {@link Run} account data. */
 export function getRunDecoder() {
@@ -48,8 +37,7 @@ export function getRunDecoder() {
         ["escrow", getU64Decoder()],
         ["paid", getU64Decoder()],
         ["modelIdentity", fixDecoderSize(getBytesDecoder(), 32)],
-        ["reserved", fixDecoderSize(getBytesDecoder(), 120)],
-        ["state", getBytesDecoder()],
+        ["state", padLeftDecoder(getBytesDecoder(), 120)],
     ]);
 }
 /** Gets the codec for {@link Run} account data. */

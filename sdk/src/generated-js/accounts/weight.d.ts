@@ -8,7 +8,11 @@
 import { fetchEncodedAccount, fetchEncodedAccounts, type Account, type Address, type Codec, type Decoder, type EncodedAccount, type Encoder, type FetchAccountConfig, type FetchAccountsConfig, type MaybeAccount, type MaybeEncodedAccount, type ReadonlyUint8Array } from "@solana/kit";
 export declare const WEIGHT_DISCRIMINATOR: ReadonlyUint8Array;
 export declare function getWeightDiscriminatorBytes(): ReadonlyUint8Array;
-/** A weight account (`CURTAWT1`, 128 + the section's length): one section's bytes after a header binding it to its model and keeping the seal's progress. */
+/**
+ * A weight account (`CURTAWT1`, 128 + the section's length): one section's bytes after a header binding it to its model and keeping the seal's progress.
+ * Bytes 44 to 48 are zero.
+ * Bytes 96 to 128 are zero.
+ */
 export type Weight = {
     /** The account's tag, `CURTAWT1`: a Weight account. */
     discriminator: ReadonlyUint8Array;
@@ -16,16 +20,12 @@ export type Weight = {
     model: Address;
     /** The section index. */
     section: number;
-    /** Zero: bytes 44 to 48. */
-    padding: ReadonlyUint8Array;
     /** The section's length in bytes. */
     length: bigint;
     /** Seal progress: bytes hashed so far; equal to the length once sealed. */
     hashed: bigint;
     /** The chained digest of the bytes hashed so far. */
     chain: ReadonlyUint8Array;
-    /** Zero: bytes 96 to 128. */
-    reserved: ReadonlyUint8Array;
     /** The section, as in the artifact, from offset 128 to the end. */
     bytes: ReadonlyUint8Array;
 };

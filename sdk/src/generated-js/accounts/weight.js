@@ -5,7 +5,7 @@
  *
  * @see https://github.com/codama-idl/codama
  */
-import { assertAccountExists, assertAccountsExist, combineCodec, decodeAccount, fetchEncodedAccount, fetchEncodedAccounts, fixDecoderSize, fixEncoderSize, getAddressDecoder, getAddressEncoder, getBytesDecoder, getBytesEncoder, getStructDecoder, getStructEncoder, getU32Decoder, getU32Encoder, getU64Decoder, getU64Encoder, transformEncoder, } from "@solana/kit";
+import { assertAccountExists, assertAccountsExist, combineCodec, decodeAccount, fetchEncodedAccount, fetchEncodedAccounts, fixDecoderSize, fixEncoderSize, getAddressDecoder, getAddressEncoder, getBytesDecoder, getBytesEncoder, getStructDecoder, getStructEncoder, getU32Decoder, getU32Encoder, getU64Decoder, getU64Encoder, padLeftDecoder, padLeftEncoder, transformEncoder, } from "@solana/kit";
 export const WEIGHT_DISCRIMINATOR = new Uint8Array([
     67, 85, 82, 84, 65, 87, 84, 49,
 ]);
@@ -18,21 +18,11 @@ export function getWeightEncoder() {
         ["discriminator", fixEncoderSize(getBytesEncoder(), 8)],
         ["model", getAddressEncoder()],
         ["section", getU32Encoder()],
-        ["padding", fixEncoderSize(getBytesEncoder(), 4)],
-        ["length", getU64Encoder()],
+        ["length", padLeftEncoder(getU64Encoder(), 4)],
         ["hashed", getU64Encoder()],
         ["chain", fixEncoderSize(getBytesEncoder(), 32)],
-        ["reserved", fixEncoderSize(getBytesEncoder(), 32)],
-        ["bytes", getBytesEncoder()],
-    ]), (value) => ({
-        ...value,
-        discriminator: WEIGHT_DISCRIMINATOR,
-        padding: new Uint8Array([0, 0, 0, 0]),
-        reserved: new Uint8Array([
-            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-            0, 0, 0, 0, 0, 0, 0, 0,
-        ]),
-    }));
+        ["bytes", padLeftEncoder(getBytesEncoder(), 32)],
+    ]), (value) => ({ ...value, discriminator: WEIGHT_DISCRIMINATOR }));
 }
 /** Gets the decoder for {@link Weight} account data. */
 export function getWeightDecoder() {
@@ -40,12 +30,10 @@ export function getWeightDecoder() {
         ["discriminator", fixDecoderSize(getBytesDecoder(), 8)],
         ["model", getAddressDecoder()],
         ["section", getU32Decoder()],
-        ["padding", fixDecoderSize(getBytesDecoder(), 4)],
-        ["length", getU64Decoder()],
+        ["length", padLeftDecoder(getU64Decoder(), 4)],
         ["hashed", getU64Decoder()],
         ["chain", fixDecoderSize(getBytesDecoder(), 32)],
-        ["reserved", fixDecoderSize(getBytesDecoder(), 32)],
-        ["bytes", getBytesDecoder()],
+        ["bytes", padLeftDecoder(getBytesDecoder(), 32)],
     ]);
 }
 /** Gets the codec for {@link Weight} account data. */

@@ -1,4 +1,4 @@
-//! Just enough JSON for the WebAssembly interface: a parser into `Value`
+//! Just enough JSON for the WebAssembly interface and the IDL: a parser into `Value`
 //! and a writer, with no dependencies. Numbers keep their text: the
 //! interface writes every `u64` as a decimal string (JavaScript's numbers
 //! hold 53 bits), and reads either form.
