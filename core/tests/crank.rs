@@ -11,13 +11,13 @@
 use std::collections::BTreeMap;
 
 use curta_core::client::crank::{Action, Crank, Event, Status, StopKind, Transaction};
-use curta_core::json::{Object, Value};
 use curta_core::client::replay::{initial_state, replay};
 use curta_core::client::{base58, base64, wire};
 use curta_core::convert::{
     convert, open_artifact, synthetic_checkpoint, synthetic_tokenizer, TINY,
 };
 use curta_core::inference::{plan_sections, turn_with, RunParams, TurnInput};
+use curta_core::json::{Object, Value};
 use curta_core::planner;
 use curta_core::protocol::{event, CurtaError, TurnEvent};
 use curta_core::state::StateBuffer;

@@ -19,10 +19,6 @@ use wasmi::{Engine, Instance, Memory, Module, Store, TypedFunc};
 
 use crate::manifest::RunSpec;
 
-/// The bytes `plan_turn` writes: section count, first section, second
-/// section, estimated compute units, most tokens, five little-endian `u32`.
-const PLAN_LEN: u32 = 20;
-
 /// An export's result; a trap panics (module comment).
 fn done<T>(export: &str, result: Result<T, wasmi::Error>) -> T {
     result.unwrap_or_else(|e| panic!("curta_core.wasm: {export} trapped: {e:#}"))
@@ -42,6 +38,10 @@ pub struct WasmCore {
     turn_with_sections: TypedFunc<(u32, u32, u32, u32, u32, u32, u32, u32, u32), u32>,
     convert: TypedFunc<(u32, u32, u32, u32), u32>,
     result_len: TypedFunc<(), u32>,
+    /// The bytes `plan_turn` writes (section count, first section, second
+    /// section, estimated compute units, most tokens, each a `u32`), as
+    /// the module's `interface` export gives it.
+    plan_len: u32,
 }
 
 /// A buffer in the module's memory: address and length.
@@ -100,7 +100,22 @@ impl WasmCore {
                     .map_err(|e| format!("{}: export {}: {e:#}", path.display(), $name))?
             };
         }
+        let interface: TypedFunc<(), u32> = export!("interface");
+        let reply_pointer: TypedFunc<(), u32> = export!("reply_pointer");
+        let reply_length: TypedFunc<(), u32> = export!("reply_length");
+        done("interface", interface.call(&mut store, ()));
+        let at = done("reply_pointer", reply_pointer.call(&mut store, ())) as usize;
+        let len = done("reply_length", reply_length.call(&mut store, ())) as usize;
+        let reply = memory
+            .data(&store)
+            .get(at..at + len)
+            .ok_or_else(|| format!("{}: interface's reply outside memory", path.display()))?;
+        let plan_len = serde_json::from_slice::<serde_json::Value>(reply)
+            .ok()
+            .and_then(|v| v["planLength"].as_u64())
+            .ok_or_else(|| format!("{}: interface gave no planLength", path.display()))?;
         Ok(WasmCore {
+            plan_len: plan_len as u32,
             alloc: export!("alloc"),
             dealloc: export!("dealloc"),
             state_size: export!("state_size"),
@@ -145,7 +160,7 @@ impl WasmCore {
     /// `open`'s module calls after the artifact's copy: the plan buffer, the
     /// state, and the prompt for as long as `init_state` reads it.
     fn start(&mut self, run: &mut WasmRun, spec: &RunSpec, prompt_len: u32) -> Result<(), String> {
-        run.plan = self.alloc(PLAN_LEN)?.ptr;
+        run.plan = self.alloc(self.plan_len)?.ptr;
         let args = (run.config, prompt_len, spec.max_tokens);
         let size = done("state_size", self.state_size.call(&mut self.store, args));
         if size == u32::MAX {
@@ -195,7 +210,7 @@ impl WasmCore {
         }
         let plan = self.read(Span {
             ptr: run.plan,
-            len: PLAN_LEN,
+            len: self.plan_len,
         });
         let word = |i: usize| read_u32(&plan, 4 * i);
         let count = word(0).min(2) as usize;
@@ -236,7 +251,7 @@ impl WasmCore {
         self.free(run.state);
         self.free(Span {
             ptr: run.plan,
-            len: PLAN_LEN,
+            len: self.plan_len,
         });
         self.free(run.artifact);
     }

@@ -14,17 +14,13 @@ import {
   u32Arg,
 } from './format.js';
 
-/** The core errors' names, by number, as docs/spec.md spells them. */
-export const ERROR_NAMES = Object.freeze({
-  1: 'InvalidConfig',
-  2: 'InvalidFormat',
-  3: 'InvalidState',
-  4: 'BufferTooSmall',
-  5: 'MissingWeights',
-  6: 'InvalidPrompt',
-  7: 'ContextExceeded',
-  8: 'Arithmetic',
-});
+/**
+ * The core errors' names, by number, as docs/spec.md spells them: filled
+ * from the module's `interface` export when a module is loaded (no core
+ * error can arise before).
+ * @type {Record<number, string>}
+ */
+export const ERROR_NAMES = {};
 
 /**
  * A core error: `message` is `Curta core error N`, `code` is N and `name` the
@@ -36,7 +32,7 @@ export class CurtaCoreError extends Error {
     super(`Curta core error ${code}`);
     /** The core error's number, 1 to 8. */
     this.code = code;
-    this.name = ERROR_NAMES[/** @type {keyof typeof ERROR_NAMES} */ (code)] ?? 'CurtaCoreError';
+    this.name = ERROR_NAMES[code] ?? 'CurtaCoreError';
   }
 }
 
@@ -75,39 +71,21 @@ export const EXPORTS = Object.freeze([
   'receipts',
   'quote_run',
   'decimal_q16',
+  'interface',
 ]);
-
-/** `state_size` and `required_section` for parameters out of range. */
-export const OUT_OF_RANGE = 0xffffffff;
-/** `quote` returns this or'ed with the error's number for a core error. */
-const QUOTE_ERROR = 0xffffffff00000000n;
-/** The bytes `plan_turn` and `plan_turn_with` write. */
-export const PLAN_LEN = 20;
-/** The bytes `state_difference` writes: two lengths, then the words. */
-export const DIFFERENCE_LEN = 256;
 
 /**
- * The names of the 16 u32 `state_layout` writes, in its order: the
- * buffers' offsets in the state, then its size and its cache positions.
+ * The module's sizes and codes, as its `interface` export gives them
+ * (`CoreWasm.interface`).
+ * @typedef {object} CoreInterface
+ * @property {number} planLength the bytes `plan_turn` writes
+ * @property {number} stateLayoutLength the bytes `state_layout` writes
+ * @property {number} differenceLength the bytes `state_difference` writes
+ * @property {number} outOfRange `state_size`'s and `required_section`'s result for parameters out of range
+ * @property {bigint} quoteError `quote`'s error results: this, or'ed with the error's number
+ * @property {readonly string[]} stateLayoutWords the names of the u32 `state_layout` writes, in its order
+ * @property {Readonly<Record<string, string>>} coreErrors the core errors' names by number
  */
-export const STATE_LAYOUT_FIELDS = Object.freeze([
-  'prompt',
-  'promptTokens',
-  'outputTokens',
-  'outputText',
-  'x',
-  'xb',
-  'xb2',
-  'q',
-  'hb',
-  'hb2',
-  'logits',
-  'scores',
-  'keys',
-  'values',
-  'size',
-  'cachePositions',
-]);
 
 /**
  * The raw exports. Pointers, lengths and u32 values cross as wasm i32
@@ -300,6 +278,15 @@ export class CoreWasm {
     this.instance = instance;
     /** The raw exports. */
     this.exports = exports;
+    const { reply } = this.callJson(exports.interface, [], []);
+    /** @type {Readonly<CoreInterface>} */
+    this.interface = Object.freeze({
+      ...reply,
+      quoteError: BigInt(reply.quoteError),
+      stateLayoutWords: Object.freeze(reply.stateLayoutWords),
+      coreErrors: Object.freeze(reply.coreErrors),
+    });
+    for (const [code, name] of Object.entries(reply.coreErrors)) ERROR_NAMES[Number(code)] = name;
   }
 
   /** The module's memory. */
@@ -464,7 +451,7 @@ export class CoreWasm {
     const size = this.withBuffers([encodeConfig(config)], (c) =>
       this.exports.state_size(c.pointer, u32Arg('promptLength', promptLength), u32Arg('maxTokens', maxTokens)),
     );
-    if (size >>> 0 === OUT_OF_RANGE) {
+    if (size >>> 0 === this.interface.outOfRange) {
       throw new RangeError(`state_size: configuration, prompt length ${promptLength} or max tokens ${maxTokens} out of range`);
     }
     return size >>> 0;
@@ -483,7 +470,7 @@ export class CoreWasm {
    * @throws {CurtaCoreError} InvalidConfig or InvalidPrompt when out of range
    */
   stateLayout(config, promptLength, maxTokens) {
-    const length = 4 * STATE_LAYOUT_FIELDS.length;
+    const { stateLayoutLength: length, stateLayoutWords } = this.interface;
     return this.withBuffers([encodeConfig(config), new Uint8Array(length)], (c, out) => {
       check(
         this.exports.state_layout(
@@ -496,7 +483,7 @@ export class CoreWasm {
       const dv = new DataView(out.view().buffer, out.pointer, length);
       /** @type {Record<string, number>} */
       const layout = {};
-      STATE_LAYOUT_FIELDS.forEach((name, i) => (layout[name] = dv.getUint32(4 * i, true)));
+      stateLayoutWords.forEach((name, i) => (layout[name] = dv.getUint32(4 * i, true)));
       return layout;
     });
   }
@@ -514,7 +501,7 @@ export class CoreWasm {
    * @throws {CurtaCoreError} InvalidConfig for a configuration out of range
    */
   stateDifference(config, expected, actual) {
-    const inputs = [encodeConfig(config), expected, actual, new Uint8Array(DIFFERENCE_LEN)];
+    const inputs = [encodeConfig(config), expected, actual, new Uint8Array(this.interface.differenceLength)];
     return this.withBuffers(inputs, (c, want, got, out) => {
       check(this.exports.state_difference(c.pointer, want.pointer, want.length, got.pointer, got.length, out.pointer));
       const bytes = out.read();
@@ -555,7 +542,7 @@ export class CoreWasm {
       result = this.withBuffers([zero], (m) => call(m.pointer + 16, m));
     }
     const turns = BigInt.asUintN(64, result);
-    if (turns >= QUOTE_ERROR) throw new CurtaCoreError(Number(turns & 0xffffffffn));
+    if (turns >= this.interface.quoteError) throw new CurtaCoreError(Number(turns & 0xffffffffn));
     return Number(turns);
   }
 
@@ -615,18 +602,18 @@ export class CoreWasm {
    * charge table and a config account's allowance.
    * @param {number} config pointer to the 28 configuration bytes
    * @param {WasmBuffer} state
-   * @param {WasmBuffer} [output] 20 bytes to reuse; a temporary one otherwise
+   * @param {WasmBuffer} [output] `interface.planLength` bytes to reuse; a temporary one otherwise
    * @param {PlanOptions} [options] `{ flags, allowance }`: 0 and 1,350,000 by default
    * @returns {TurnPlan}
    */
   planTurn(config, state, output, options = {}) {
     const flags = u32Arg('flags', options.flags ?? 0);
     const allowance = u32Arg('allowance', options.allowance ?? DEFAULT_ALLOWANCE);
-    const out = output ?? this.allocBuffer(PLAN_LEN);
+    const out = output ?? this.allocBuffer(this.interface.planLength);
     try {
       check(this.exports.plan_turn_with(config, flags, allowance, state.pointer, state.length, out.pointer));
       const v = out.view();
-      const dv = new DataView(v.buffer, v.byteOffset, PLAN_LEN);
+      const dv = new DataView(v.buffer, v.byteOffset, this.interface.planLength);
       const word = (/** @type {number} */ i) => dv.getUint32(4 * i, true);
       return {
         sections: [word(1), word(2)].slice(0, word(0)),

@@ -9,8 +9,6 @@ export {
   CurtaCoreError,
   ERROR_NAMES,
   EXPORTS,
-  PLAN_LEN,
-  STATE_LAYOUT_FIELDS,
   WasmBuffer,
   check,
   loadCore,

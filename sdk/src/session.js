@@ -4,7 +4,7 @@
 // table (its artifact's flags) and the config account's allowance, and its
 // plan names the sections it reads.
 
-import { CoreArtifact, CoreWasm, CurtaCoreError, PLAN_LEN, optionsQ16, promptBytes } from './core.js';
+import { CoreArtifact, CoreWasm, CurtaCoreError, optionsQ16, promptBytes } from './core.js';
 import { DEFAULT_ALLOWANCE, checkAllowance, readStateInfo, splitSeed, u32Arg } from './format.js';
 
 /**
@@ -52,7 +52,7 @@ export class CoreSession {
     this.stateBuffer = state;
     /** The turn allowance every turn is planned and run under. */
     this.allowance = allowance;
-    this.planBuffer = core.allocBuffer(PLAN_LEN);
+    this.planBuffer = core.allocBuffer(core.interface.planLength);
   }
 
   /** The charge table the turns are planned with: the artifact's (`specification` or `measured`). */

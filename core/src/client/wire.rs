@@ -68,6 +68,23 @@ fn options(v: &Value) -> Result<Options, String> {
     Ok(options)
 }
 
+/// A Rust name as the wire spells keys: `prompt_tokens` -> `promptTokens`.
+pub fn camel(snake: &str) -> String {
+    let mut out = String::new();
+    let mut upper = false;
+    for c in snake.chars() {
+        match c {
+            '_' => upper = true,
+            c if upper => {
+                out.push(c.to_ascii_uppercase());
+                upper = false;
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// A crank's setup: its `Params` and the config account's allowance.
 ///
 /// `{"programId", "run", "model", "payer"}` (base58), `"royalty"`,

@@ -40,6 +40,10 @@ macro_rules! state_buffers {
         /// How many buffers a state has.
         pub const BUFFER_COUNT: usize = [$($name),*].len();
 
+        /// The words `StateLayout::to_words` gives, named, in order.
+        pub const WORD_NAMES: [&str; BUFFER_COUNT + 2] =
+            [$(stringify!($field),)* "size", "cache_positions"];
+
         /// Each buffer's index in state order.
         #[allow(non_camel_case_types)]
         enum Slot {

@@ -20,7 +20,7 @@ pub use header::Header;
 pub use info::StateBuffer;
 pub use info::{output_text, output_tokens, prompt_tokens, StateInfo};
 pub(crate) use layout::Buffers;
-pub use layout::{state_size, Region, StateLayout, BUFFER_COUNT};
+pub use layout::{state_size, Region, StateLayout, BUFFER_COUNT, WORD_NAMES};
 
 use crate::format::LayerMatrix;
 

@@ -19,6 +19,10 @@
 //! - `decimal_q16(text, text_length)`: a decimal temperature with 16
 //!   fractional bits (`client::params::decimal_q16`), or `u64::MAX` for
 //!   text that is not one; no JSON.
+//! - `interface()`: the interface's sizes and codes, so no caller restates
+//!   them: `{"planLength", "stateLayoutLength", "differenceLength",
+//!   "outOfRange", "quoteError", "stateLayoutWords": [...], "coreErrors":
+//!   {code: name}}`.
 //! - `quote_run(artifact, artifact_length, prompt, prompt_length, setup,
 //!   setup_length)`: what a run of that prompt will cost (`client::quote`),
 //!   priced by the JSON `setup`. Returns 0 and the quote, or 1 and
@@ -60,6 +64,30 @@ fn refusal(words: &str, code: Option<Error>, turn: u64) {
 }
 
 /// Where the last reply starts.
+/// Replies the interface's sizes and codes (see the module's docs).
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub extern "C" fn interface() -> u32 {
+    let words = crate::state::WORD_NAMES.iter().map(|w| {
+        let mut s = String::new();
+        json::string(&mut s, &wire::camel(w));
+        s
+    });
+    let mut errors = Object::default();
+    for e in Error::ALL {
+        errors = errors.str(&e.code().to_string(), e.name());
+    }
+    let o = Object::default()
+        .num("planLength", super::PLAN_LEN as u64)
+        .num("stateLayoutLength", super::LAYOUT_LEN as u64)
+        .num("differenceLength", super::DIFFERENCE_LEN as u64)
+        .num("outOfRange", super::OUT_OF_RANGE as u64)
+        .big("quoteError", super::QUOTE_ERROR)
+        .raw("stateLayoutWords", &json::array(words))
+        .raw("coreErrors", &errors.finish());
+    reply(o.finish());
+    0
+}
+
 #[cfg_attr(target_arch = "wasm32", no_mangle)]
 pub extern "C" fn reply_pointer() -> usize {
     REPLY.lock().unwrap_or_else(|e| e.into_inner()).as_ptr() as usize

@@ -63,14 +63,17 @@ use crate::{convert as converter, Error};
 /// `alloc` hands out 8-byte-aligned memory: the core checks that a state is
 /// aligned to eight before it carves its `i64` buffers.
 const ALIGN: usize = 8;
+// The interface's sizes and codes. Every caller reads them from here: Rust
+// ones from this module, JavaScript from the `interface` export.
+
 /// `state_size` and `required_section` for parameters or states out of range.
-const OUT_OF_RANGE: u32 = u32::MAX;
+pub const OUT_OF_RANGE: u32 = u32::MAX;
 /// `quote`'s error results: this, or'ed with the error's number.
-const QUOTE_ERROR: u64 = 0xFFFF_FFFF_0000_0000;
+pub const QUOTE_ERROR: u64 = 0xFFFF_FFFF_0000_0000;
 /// The bytes `plan_turn` writes: five `u32`.
-const PLAN_LEN: usize = 20;
-/// The bytes `state_layout` writes: sixteen `u32`.
-const LAYOUT_LEN: usize = 4 * (state::BUFFER_COUNT + 2);
+pub const PLAN_LEN: usize = 20;
+/// The bytes `state_layout` writes: sixteen `u32` (`state::WORD_NAMES`).
+pub const LAYOUT_LEN: usize = 4 * (state::BUFFER_COUNT + 2);
 /// The bytes `state_difference` writes: two lengths and the words, which
 /// are never longer.
 pub const DIFFERENCE_LEN: usize = 256;

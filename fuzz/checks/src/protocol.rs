@@ -38,7 +38,8 @@ pub fn check(data: &[u8]) {
 
 /// The client core's JSON, logs and encodings, from arbitrary bytes.
 fn wire(data: &[u8]) {
-    use curta_core::client::{base58, base64, json::Value, receipt, wire};
+    use curta_core::client::{base58, base64, receipt, wire};
+    use curta_core::json::Value;
     let text = String::from_utf8_lossy(data);
     if let Ok(v) = Value::parse(&text) {
         // Each is a value or an error in words; none panics.

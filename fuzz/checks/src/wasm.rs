@@ -37,8 +37,6 @@ const PROMPT: usize = 0x30000;
 const STATE: usize = 0x31000;
 const CHECKPOINT: usize = 0x50000;
 const TOKENIZER: usize = 0x68000;
-/// `state_size`'s and `required_section`'s error result.
-const OUT_OF_RANGE: u32 = u32::MAX;
 /// `quote` is not called for a state past this: its scratch state is
 /// allocated natively, and the fuzzer's memory is bounded.
 const QUOTE_LIMIT: usize = 1 << 22;
@@ -233,13 +231,13 @@ fn call(h: &mut Harness, s: &mut Source, whole: bool) {
             if c.right && whole {
                 let want = arena_config
                     .and_then(|c| state::state_size(c, prompt_len as usize, max))
-                    .map_or(OUT_OF_RANGE, |n| n as u32);
+                    .map_or(wasm::OUT_OF_RANGE, |n| n as u32);
                 assert_eq!(got, want);
             }
         }
         1 => {
             let c = h.config(s);
-            let out = h.arg(s, OUTPUT, 64);
+            let out = h.arg(s, OUTPUT, wasm::LAYOUT_LEN);
             let (prompt_len, max) = (h.prompt_len as u32, max_tokens);
             let code = unsafe { wasm::state_layout(c.ptr, prompt_len, max, out.ptr) };
             assert!(code <= 8);
@@ -249,7 +247,10 @@ fn call(h: &mut Harness, s: &mut Source, whole: bool) {
                 if let (Ok(l), Ok(_)) = (layout, arena_config) {
                     let words: Vec<u8> =
                         l.to_words().iter().flat_map(|w| w.to_le_bytes()).collect();
-                    assert_eq!(&h.arena.bytes()[OUTPUT..OUTPUT + 64], &words[..]);
+                    assert_eq!(
+                        &h.arena.bytes()[OUTPUT..OUTPUT + wasm::LAYOUT_LEN],
+                        &words[..]
+                    );
                 }
             }
         }
@@ -294,7 +295,7 @@ fn call(h: &mut Harness, s: &mut Source, whole: bool) {
         3 => {
             let c = h.config(s);
             let st = h.state_arg(s);
-            let out = h.arg(s, OUTPUT, 20);
+            let out = h.arg(s, OUTPUT, wasm::PLAN_LEN);
             // `plan_turn`, or `plan_turn_with` under any flags word and
             // allowance (legal or not).
             let with = s.bool().then(|| (s.u32(), crate::runs::allowance(s)));
@@ -326,7 +327,10 @@ fn call(h: &mut Harness, s: &mut Source, whole: bool) {
                     };
                     let words = [n, sec(0), sec(1), plan.estimated_cu, plan.max_generated];
                     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-                    assert_eq!(&h.arena.bytes()[OUTPUT..OUTPUT + 20], &bytes[..]);
+                    assert_eq!(
+                        &h.arena.bytes()[OUTPUT..OUTPUT + wasm::PLAN_LEN],
+                        &bytes[..]
+                    );
                 }
             }
         }
@@ -339,7 +343,7 @@ fn call(h: &mut Harness, s: &mut Source, whole: bool) {
                 let native = StateBuffer::from_bytes(&h.state_bytes());
                 let want = arena_config
                     .and_then(|c| planner::plan_turn(c, &native))
-                    .map_or(OUT_OF_RANGE, |p| {
+                    .map_or(wasm::OUT_OF_RANGE, |p| {
                         if p.section_count == 0 {
                             0
                         } else {
@@ -387,7 +391,7 @@ fn call(h: &mut Harness, s: &mut Source, whole: bool) {
                 });
                 assert_eq!(
                     got,
-                    want.unwrap_or_else(|e| 0xFFFF_FFFF_0000_0000 | e.code() as u64)
+                    want.unwrap_or_else(|e| wasm::QUOTE_ERROR | e.code() as u64)
                 );
             }
         }
