@@ -1,35 +1,22 @@
 //! The keypairs of the accounts the client creates, derived from the
-//! signer's secret key and what the account is for, so that running a
-//! command again finds the accounts of the first attempt without any file:
-//! that is how an interrupted `model upload`, `run crank` or `deploy`
+//! signer's secret key and what the account is for
+//! (`curta_core::client::keys`, the rule the SDK runs too), so that running
+//! a command again finds the accounts of the first attempt without any
+//! file: that is how an interrupted `model upload`, `run crank` or `deploy`
 //! resumes. `docs/client.md` lists the derivations.
-//!
-//! Each secret is `sha256(domain || signer's secret || what it is for)`:
-//! only the signer can derive it (the program makes every new account sign
-//! its own initialization), and the domain keeps one kind from ever
-//! colliding with another.
 
-use curta_core::sha256::Sha256;
+use curta_core::client::keys::Derivation;
+pub use curta_core::client::keys::RunSeed;
 use solana_keypair::Keypair;
 use solana_pubkey::Pubkey;
 
-fn derive(domain: &str, signer: &Keypair, parts: &[&[u8]]) -> Keypair {
-    let mut sha = Sha256::new();
-    sha.update(b"curta-client/v1/");
-    sha.update(domain.as_bytes());
-    sha.update(&[0]);
-    sha.update(signer.secret_bytes());
-    for part in parts {
-        // Length-prefixed, so no two lists of parts hash alike.
-        sha.update(&(part.len() as u64).to_le_bytes());
-        sha.update(part);
-    }
-    Keypair::new_from_array(sha.finish())
+fn derive(signer: &Keypair, what: Derivation) -> Keypair {
+    Keypair::new_from_array(what.seed(signer.secret_bytes()))
 }
 
 /// The signer's config account for a program (`curta config init`).
 pub fn config(signer: &Keypair, program_id: &Pubkey) -> Keypair {
-    derive("config", signer, &[program_id.as_ref()])
+    derive(signer, Derivation::config(program_id.as_array()))
 }
 
 /// A model: one per artifact, config account and royalty, so uploading the
@@ -41,56 +28,29 @@ pub fn model(
     artifact_sha256: &[u8; 32],
     royalty: u64,
 ) -> Keypair {
-    derive(
-        "model",
-        signer,
-        &[
-            program_id.as_ref(),
-            config.as_ref(),
-            artifact_sha256,
-            &royalty.to_le_bytes(),
-        ],
-    )
+    let what = Derivation::model(
+        program_id.as_array(),
+        config.as_array(),
+        artifact_sha256,
+        royalty,
+    );
+    derive(signer, what)
 }
 
 /// The weight account of a model's section.
 pub fn weight(signer: &Keypair, model: &Pubkey, section: u32) -> Keypair {
-    derive("weight", signer, &[model.as_ref(), &section.to_le_bytes()])
-}
-
-/// What makes a run: the same parameters give the same text, so they give
-/// the same account (until it is closed); `label` tells apart runs that
-/// should coexist.
-#[derive(Clone, Copy, Debug)]
-pub struct RunSeed<'a> {
-    pub model: &'a Pubkey,
-    pub prompt: &'a [u8],
-    pub max_tokens: u32,
-    pub temperature_q16: u32,
-    pub seed: u64,
-    pub label: &'a str,
+    derive(signer, Derivation::weight(model.as_array(), section))
 }
 
 /// A run account.
 pub fn run(signer: &Keypair, r: &RunSeed) -> Keypair {
-    derive(
-        "run",
-        signer,
-        &[
-            r.model.as_ref(),
-            r.prompt,
-            &r.max_tokens.to_le_bytes(),
-            &r.temperature_q16.to_le_bytes(),
-            &r.seed.to_le_bytes(),
-            r.label.as_bytes(),
-        ],
-    )
+    derive(signer, Derivation::run(r))
 }
 
 /// The loader's buffer for one build of the program, so an interrupted
 /// deploy finds the bytes it wrote.
 pub fn buffer(signer: &Keypair, program_id: &Pubkey, so_sha256: &[u8; 32]) -> Keypair {
-    derive("buffer", signer, &[program_id.as_ref(), so_sha256])
+    derive(signer, Derivation::buffer(program_id.as_array(), so_sha256))
 }
 
 #[cfg(test)]
@@ -111,7 +71,7 @@ mod tests {
         assert_ne!(m, model(&a, &program, &cfg, &[4; 32], 0).pubkey());
         assert_ne!(weight(&a, &m, 0).pubkey(), weight(&a, &m, 1).pubkey());
         let seed = RunSeed {
-            model: &m,
+            model: m.as_array(),
             prompt: b"Once upon a time",
             max_tokens: 12,
             temperature_q16: 0,
@@ -137,6 +97,17 @@ mod tests {
         assert_eq!(
             config(&a, &program).pubkey().to_string(),
             "EgHV6ymgo3Paj5LJMZhekJqDuLqu3xncZpG3kjnd9YYG"
+        );
+        // The SDK's test pins the same (sdk/test/chain/units.test.js).
+        assert_eq!(m.to_string(), "gaYbjMFREZXYhka5wvdm7gApRtumtgwrQbhrCS8Ynwa");
+        let w = weight(&a, &m, 1).pubkey();
+        assert_eq!(
+            w.to_string(),
+            "FoZECoLw1rLMfj1nHy953C6toHqSNBxzXfMhVnzqxPVG"
+        );
+        assert_eq!(
+            r.to_string(),
+            "FL4jpgZ35RabMLcfDgMymaDkELRzsKFTnpmbg89CTUD6"
         );
     }
 }

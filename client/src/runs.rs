@@ -75,7 +75,7 @@ pub async fn open(
     }
     fits_context(cluster, model, params).await?;
     let seed = RunSeed {
-        model: &model.keys.model,
+        model: model.keys.model.as_array(),
         prompt: &params.prompt,
         max_tokens: params.max_tokens,
         temperature_q16: params.temperature_q16,

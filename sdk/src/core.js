@@ -72,6 +72,7 @@ export const EXPORTS = Object.freeze([
   'quote_run',
   'decimal_q16',
   'interface',
+  'derivation',
 ]);
 
 /**
@@ -347,6 +348,20 @@ export class CoreWasm {
     } finally {
       for (const c of copies) c.free();
     }
+  }
+
+  /**
+   * The bytes a derived account's key seed hashes before and after the
+   * signer's secret (the client core's `keys`), base64: the secret is not
+   * passed in. `what` is `{ kind, ... }` (`docs/client.md`, "The client
+   * core").
+   * @param {Record<string, unknown>} what
+   * @returns {{ beforeSecret: string, afterSecret: string }}
+   */
+  derivation(what) {
+    const { status, reply } = this.callJson(this.exports.derivation, [], [JSON.stringify(what)]);
+    if (status !== 0) throw new RangeError(`derivation: ${reply.error}`);
+    return reply;
   }
 
   /**

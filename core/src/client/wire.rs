@@ -14,6 +14,7 @@ use super::budget::LimitPolicy;
 use super::crank::{
     hex, Action, Event, Options, Params, Status, Stop, Summary, Transaction, TurnRecord,
 };
+use super::keys::{Derivation, RunSeed};
 use super::quote::{Prices, Quote};
 use super::receipt::Receipt;
 use crate::json::{array, Object, Value};
@@ -364,5 +365,58 @@ pub fn quote(q: &Quote) -> String {
         .big("royaltyPaid", q.royalty_paid)
         .big("deposit", q.deposit())
         .str("text", &base64::encode(&q.text))
+        .finish()
+}
+
+fn bytes32_of(v: &Value, key: &str) -> Result<[u8; 32], String> {
+    let text = str_of(v, key)?;
+    base64::decode(text)
+        .and_then(|b| <[u8; 32]>::try_from(b).ok())
+        .ok_or_else(|| format!("{key} must be 32 bytes in base64"))
+}
+
+/// What an account is derived for (`client::keys`): `{"kind": "config",
+/// "programId"}`, `{"kind": "model", "programId", "config",
+/// "artifactSha256" (base64), "royalty"}`, `{"kind": "weight", "model",
+/// "section"}`, `{"kind": "run", "model", "prompt" (base64), "maxTokens",
+/// "temperatureQ16", "seed", "label"}` or `{"kind": "buffer", "programId",
+/// "soSha256" (base64)}`; addresses in base58.
+pub fn derivation(v: &Value) -> Result<Derivation, String> {
+    Ok(match str_of(v, "kind")? {
+        "config" => Derivation::config(&address_of(v, "programId")?),
+        "model" => Derivation::model(
+            &address_of(v, "programId")?,
+            &address_of(v, "config")?,
+            &bytes32_of(v, "artifactSha256")?,
+            u64_of(v, "royalty")?,
+        ),
+        "weight" => Derivation::weight(&address_of(v, "model")?, u32_of(v, "section")?),
+        "run" => {
+            let prompt = str_of(v, "prompt")?;
+            let prompt = base64::decode(prompt).ok_or("prompt must be base64")?;
+            Derivation::run(&RunSeed {
+                model: &address_of(v, "model")?,
+                prompt: &prompt,
+                max_tokens: u32_of(v, "maxTokens")?,
+                temperature_q16: u32_of(v, "temperatureQ16")?,
+                seed: u64_of(v, "seed")?,
+                label: str_of(v, "label")?,
+            })
+        }
+        "buffer" => Derivation::buffer(&address_of(v, "programId")?, &bytes32_of(v, "soSha256")?),
+        other => {
+            return Err(format!(
+                "no account is derived for {other:?}: config, model, weight, run or buffer"
+            ))
+        }
+    })
+}
+
+/// A derivation's hashed bytes around the secret: `{"beforeSecret",
+/// "afterSecret"}`, base64.
+pub fn derivation_bytes(d: &Derivation) -> String {
+    Object::default()
+        .str("beforeSecret", &base64::encode(&d.before_secret()))
+        .str("afterSecret", &base64::encode(&d.after_secret()))
         .finish()
 }

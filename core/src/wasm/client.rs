@@ -19,6 +19,9 @@
 //! - `decimal_q16(text, text_length)`: a decimal temperature with 16
 //!   fractional bits (`client::params::decimal_q16`), or `u64::MAX` for
 //!   text that is not one; no JSON.
+//! - `derivation(what, what_length)`: the bytes a derived account's seed
+//!   hashes before and after the signer's secret (`client::keys`), which
+//!   never enters the module: `{"beforeSecret", "afterSecret"}`, base64.
 //! - `interface()`: the interface's sizes and codes, so no caller restates
 //!   them: `{"planLength", "stateLayoutLength", "differenceLength",
 //!   "outOfRange", "quoteError", "stateLayoutWords": [...], "coreErrors":
@@ -64,6 +67,22 @@ fn refusal(words: &str, code: Option<Error>, turn: u64) {
 }
 
 /// Where the last reply starts.
+/// Replies the bytes an account's key seed hashes around the signer's
+/// secret (`client::keys`), for the JSON `what` (`wire::derivation`):
+/// returns 0, or 1 with `{"error": words}`.
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn derivation(what: usize, what_length: usize) -> u32 {
+    // SAFETY: the contract of the export.
+    let derived = unsafe { document(what, what_length) }.and_then(|v| wire::derivation(&v));
+    match derived {
+        Ok(d) => {
+            reply(wire::derivation_bytes(&d));
+            0
+        }
+        Err(words) => error(&words),
+    }
+}
+
 /// Replies the interface's sizes and codes (see the module's docs).
 #[cfg_attr(target_arch = "wasm32", no_mangle)]
 pub extern "C" fn interface() -> u32 {

@@ -5,7 +5,7 @@ import { getCreateAccountInstruction } from '@solana-program/system';
 
 import { DEFAULT_ALLOWANCE, checkAllowance } from '../format.js';
 import { CONFIG_LEN } from './accounts.js';
-import { requireSecret } from './client.js';
+import { requireCore, requireSecret } from './client.js';
 import { fetchConfig, fetchRawAccount } from './fetch.js';
 import * as ix from './instructions.js';
 import { configSigner } from './keys.js';
@@ -25,7 +25,7 @@ export { DEFAULT_ALLOWANCE, MIN_ALLOWANCE } from '../format.js';
 export async function initConfig(client, options = {}) {
   const allowance = checkAllowance(options.allowance ?? DEFAULT_ALLOWANCE, 'allowance');
   await settle(client);
-  const key = await configSigner(requireSecret(client, 'initConfig'), client.programId);
+  const key = await configSigner(requireCore(client, 'initConfig'), requireSecret(client, 'initConfig'), client.programId);
   let createdNow = false;
   if (!(await fetchRawAccount(client, key.address))) {
     await sendAndConfirm(client, 'creating the config', [

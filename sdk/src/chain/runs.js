@@ -126,7 +126,7 @@ export async function openRun(client, modelAddress, params) {
   const model = await fetchModel(client, modelAddress);
   await checkModelIdentity(model);
   const p = runParams(core, params, model.shape);
-  const run = await runSigner(secret, { model: modelAddress, ...p });
+  const run = await runSigner(core, secret, { model: modelAddress, ...p });
   const length = RUN_HEADER_LEN + core.stateSize(model.configBytes, p.prompt.length, p.maxTokens);
   const escrow = model.royalty * BigInt(p.maxTokens);
   const rent = await rentFor(client, length);
@@ -235,5 +235,5 @@ export async function runAccountSigner(client, modelAddress, params) {
   const secret = requireSecret(client, 'runAccountSigner');
   const core = requireCore(client, 'runAccountSigner');
   const model = await fetchModel(client, modelAddress);
-  return runSigner(secret, { model: modelAddress, ...runParams(core, params, model.shape) });
+  return runSigner(core, secret, { model: modelAddress, ...runParams(core, params, model.shape) });
 }

@@ -157,6 +157,7 @@ export function artifactToUpload(client, bytes, options) {
 export async function uploadModel(client, bytes, options) {
   const started = Date.now();
   const secret = requireSecret(client, 'uploadModel');
+  const core = requireCore(client, 'uploadModel');
   const artifact = artifactToUpload(client, bytes, options);
   const royalty = BigInt(options.royalty ?? 0);
   const progress = options.onProgress ?? (() => {});
@@ -166,7 +167,7 @@ export async function uploadModel(client, bytes, options) {
   await fetchConfig(client, options.config);
   const art = await describeArtifact(artifact);
   const count = art.sections.length;
-  const modelKey = await modelSigner(secret, { programId: program, config: options.config, artifactSha256: art.sha256, royalty });
+  const modelKey = await modelSigner(core, secret, { programId: program, config: options.config, artifactSha256: art.sha256, royalty });
   const model = modelKey.address;
   const summary = emptySummary();
   /** @type {Uploaded} */
@@ -204,7 +205,7 @@ export async function uploadModel(client, bytes, options) {
   /** @type {import('./transactions.js').Job[]} */
   const binds = [];
   for (const i of unbound) {
-    const w = await weightSigner(secret, model, i);
+    const w = await weightSigner(core, secret, model, i);
     const space = WEIGHT_HEADER_LEN + art.sections[i].length;
     binds.push({
       what: `binding a weight account to section ${i}`,

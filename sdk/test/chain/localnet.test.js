@@ -149,7 +149,7 @@ describe('the JS chain client on curta-localnet', () => {
     assert.equal(m.sectionCount, 3);
     assert.deepEqual(m.sections.map((s) => Number(s.length)), [60_440, 238_560, 34_816]);
     // The model's key is the Rust client's derivation for this keypair.
-    const derived = await modelSigner(payerBytes, { programId, config, artifactSha256: new Uint8Array(Buffer.from(sha256(artifact), 'hex')), royalty: 0n });
+    const derived = await modelSigner(core, payerBytes, { programId, config, artifactSha256: new Uint8Array(Buffer.from(sha256(artifact), 'hex')), royalty: 0n });
     assert.equal(derived.address, model);
     // Nonzero chunks only, 986 bytes each: the creation, three bindings, the writes, three seals and the model's seal.
     const writes = up.chunksWritten;
@@ -224,7 +224,7 @@ describe('the JS chain client on curta-localnet', () => {
 
   test('stopped mid-upload and mid-crank (SIGKILL), run again: each chunk written once, each turn done once', async () => {
     const royalty = 7n;
-    const m = (await modelSigner(payerBytes, { programId, config, artifactSha256: new Uint8Array(Buffer.from(sha256(artifact), 'hex')), royalty })).address;
+    const m = (await modelSigner(core, payerBytes, { programId, config, artifactSha256: new Uint8Array(Buffer.from(sha256(artifact), 'hex')), royalty })).address;
     await runAndKill(workerJob({ action: 'upload', artifactPath, config, royalty: String(royalty), inFlight: 32 }), (line) => {
       const w = /^write (\d+)\/(\d+)$/.exec(line);
       return w !== null && 3 * Number(w[1]) >= Number(w[2]);
@@ -270,7 +270,7 @@ describe('the JS chain client on curta-localnet', () => {
     const g = golden('stories260k-reference');
     const params = { ...g.params, label: 'resume' };
     const opened = await openRun(resumed, m, params);
-    assert.equal(opened.run, (await runSigner(payerBytes, { model: m, ...g.params, label: 'resume' })).address);
+    assert.equal(opened.run, (await runSigner(core, payerBytes, { model: m, ...g.params, label: 'resume' })).address);
     await runAndKill(workerJob({ action: 'crank', run: opened.run, window: 4 }), (line) => {
       const t = /^turn (\d+)$/.exec(line);
       return t !== null && Number(t[1]) >= 6;

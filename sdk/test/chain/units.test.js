@@ -27,26 +27,29 @@ import {
 import { getTurnReceiptEncoder } from '../../src/generated-js/index.js';
 import * as ix from '../../src/chain/instructions.js';
 
+const core = await loadCore(readFileSync(process.env.CURTA_WASM ?? new URL('../../../target/wasm/curta_core.wasm', import.meta.url)));
 const addr = (b) => getAddressDecoder().decode(new Uint8Array(32).fill(b));
 
-test('derived keys are the Rust client’s (client/src/keys.rs pins this config address)', async () => {
+test('derived keys are the Rust client’s (client/src/keys.rs pins the same addresses)', async () => {
   const secret = new Uint8Array(32).fill(7);
   const program = addr(1);
-  assert.equal((await configSigner(secret, program)).address, 'EgHV6ymgo3Paj5LJMZhekJqDuLqu3xncZpG3kjnd9YYG');
+  assert.equal((await configSigner(core, secret, program)).address, 'EgHV6ymgo3Paj5LJMZhekJqDuLqu3xncZpG3kjnd9YYG');
   // A 64-byte keypair derives as its 32-byte seed.
   const pair = new Uint8Array(64).fill(7);
-  assert.equal((await configSigner(pair, program)).address, 'EgHV6ymgo3Paj5LJMZhekJqDuLqu3xncZpG3kjnd9YYG');
-  const cfg = (await configSigner(secret, program)).address;
-  const m = (await modelSigner(secret, { programId: program, config: cfg, artifactSha256: new Uint8Array(32).fill(3), royalty: 0n })).address;
-  assert.notEqual(m, (await modelSigner(secret, { programId: program, config: cfg, artifactSha256: new Uint8Array(32).fill(3), royalty: 1n })).address);
-  assert.notEqual((await weightSigner(secret, m, 0)).address, (await weightSigner(secret, m, 1)).address);
+  assert.equal((await configSigner(core, pair, program)).address, 'EgHV6ymgo3Paj5LJMZhekJqDuLqu3xncZpG3kjnd9YYG');
+  const cfg = (await configSigner(core, secret, program)).address;
+  const m = (await modelSigner(core, secret, { programId: program, config: cfg, artifactSha256: new Uint8Array(32).fill(3), royalty: 0n })).address;
+  assert.notEqual(m, (await modelSigner(core, secret, { programId: program, config: cfg, artifactSha256: new Uint8Array(32).fill(3), royalty: 1n })).address);
+  assert.notEqual((await weightSigner(core, secret, m, 0)).address, (await weightSigner(core, secret, m, 1)).address);
   const r = { model: m, prompt: 'Once upon a time', maxTokens: 12, temperatureQ16: 0, seed: 0n };
-  assert.equal((await runSigner(secret, r)).address, (await runSigner(secret, r)).address);
-  assert.notEqual((await runSigner(secret, r)).address, (await runSigner(secret, { ...r, label: '2' })).address);
-  await assert.rejects(configSigner(new Uint8Array(31), program), /a derivation secret is 32 bytes \(or a 64-byte keypair\), not 31/);
+  assert.equal(m, 'gaYbjMFREZXYhka5wvdm7gApRtumtgwrQbhrCS8Ynwa');
+  assert.equal((await weightSigner(core, secret, m, 1)).address, 'FoZECoLw1rLMfj1nHy953C6toHqSNBxzXfMhVnzqxPVG');
+  assert.equal((await runSigner(core, secret, r)).address, 'FL4jpgZ35RabMLcfDgMymaDkELRzsKFTnpmbg89CTUD6');
+  assert.equal((await runSigner(core, secret, r)).address, (await runSigner(core, secret, r)).address);
+  assert.notEqual((await runSigner(core, secret, r)).address, (await runSigner(core, secret, { ...r, label: '2' })).address);
+  await assert.rejects(configSigner(core, new Uint8Array(31), program), /a derivation secret is 32 bytes \(or a 64-byte keypair\), not 31/);
 });
 
-const core = await loadCore(readFileSync(process.env.CURTA_WASM ?? new URL('../../../target/wasm/curta_core.wasm', import.meta.url)));
 
 test('a receipt is read from the logs (Curta’s own lines only) and checked field by field', () => {
   const run = addr(1);
