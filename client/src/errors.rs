@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use curta_core::protocol::{CurtaError, CORE_ERROR_BASE};
+use curta_core::client::errors::{self as client_errors, Raiser};
 use solana_instruction::error::InstructionError;
 use solana_pubkey::Pubkey;
 use solana_transaction::TransactionError;
@@ -85,96 +85,6 @@ impl<T, E: Into<Error>> Context<T> for std::result::Result<T, E> {
     }
 }
 
-/// A program error code in words: `StaleTurn (custom program error 21)`,
-/// `CoreError(InvalidState) (259)`.
-pub fn program_error(code: u32) -> String {
-    if let Some(e) = CurtaError::from_code(code) {
-        return format!("{} (custom program error {code})", e.name());
-    }
-    if let Some(e) = code
-        .checked_sub(CORE_ERROR_BASE)
-        .and_then(curta_core::Error::from_code)
-    {
-        return format!("CoreError({}) ({code})", e.name());
-    }
-    format!("custom program error {code}")
-}
-
-/// What a program error usually means, from `docs/program.md`'s table.
-pub fn program_error_meaning(code: u32) -> &'static str {
-    if let Some(e) = CurtaError::from_code(code) {
-        return match e {
-            CurtaError::InvalidInstruction => "unknown instruction, or data of the wrong length",
-            CurtaError::NotEnoughAccounts => "fewer accounts than the instruction lists",
-            CurtaError::WrongOwner => {
-                "an account that should be the program's is not (a closed one, or another \
-                 program id)"
-            }
-            CurtaError::MissingSigner => "a new account, the admin, owner or opener did not sign",
-            CurtaError::NotWritable => "an account the instruction writes is read-only",
-            CurtaError::WrongAccountKind => "an account of another kind in its place",
-            CurtaError::InvalidAccountSize => "an account whose length is not what its kind needs",
-            CurtaError::AlreadyInitialized => "the account, or the section, is already in use",
-            CurtaError::Unauthorized => {
-                "the signer is not the config's admin, the model's owner or the run's opener"
-            }
-            CurtaError::WrongConfig => "the model's config account or configuration differs",
-            CurtaError::WrongModel => "a weight or run account of another model",
-            CurtaError::WrongSection => "a weight account of another section",
-            CurtaError::WrongAccountCount => "more weight accounts than the turn reads",
-            CurtaError::DuplicateAccount => "one account in two roles that must differ",
-            CurtaError::SectionLengthMismatch => "section zero's length is zero or over 10 MiB",
-            CurtaError::ModelNotWritable => "the model is sealed or retired",
-            CurtaError::ModelNotSealed => "the model is not sealed (still writing, or retired)",
-            CurtaError::WriteOutOfBounds => "a write past the end of its section",
-            CurtaError::HashMismatch => "the section's bytes do not match the digest given",
-            CurtaError::EscrowTooSmall => "the run's escrow cannot cover the royalty",
-            CurtaError::StaleTurn => {
-                "the run had not run exactly the expected number of turns (a turn that landed \
-                 out of order, or twice)"
-            }
-            CurtaError::UnsupportedRent => "the cluster's rent is not a whole number of years",
-            CurtaError::SectionSealed => "the section is sealed already",
-            CurtaError::SectionsNotSealed => "not every section is sealed",
-            CurtaError::WeightsStillBound => "weight accounts are still bound to the model",
-            CurtaError::ModelChanged => {
-                "the model is not the one the run was opened on, or was quoted: it was closed and \
-                 created again at its address (the run can only be closed, which returns its \
-                 lamports; quote the model again to open a new run)"
-            }
-            CurtaError::RoyaltyMismatch => {
-                "the model's royalty is not the one quoted: quote it again"
-            }
-        };
-    }
-    match code
-        .checked_sub(CORE_ERROR_BASE)
-        .and_then(curta_core::Error::from_code)
-    {
-        Some(curta_core::Error::InvalidConfig) => {
-            "a configuration or allowance out of range, or no step of the run fits the allowance"
-        }
-        Some(curta_core::Error::InvalidFormat) => "section zero is not a valid artifact",
-        Some(curta_core::Error::InvalidState) => "the run is complete, or its state is damaged",
-        Some(curta_core::Error::BufferTooSmall) => "the run account's size does not fit its state",
-        Some(curta_core::Error::MissingWeights) => {
-            "a weight account the turn's plan needs is missing"
-        }
-        Some(curta_core::Error::InvalidPrompt) => {
-            "the prompt or a run parameter is out of range (prompt over 1,024 bytes, zero byte, \
-             not UTF-8, max tokens of zero or above the context, temperature above 16)"
-        }
-        Some(curta_core::Error::ContextExceeded) => {
-            "the prompt's tokens plus max tokens exceed the model's context: the run can only be \
-             closed"
-        }
-        Some(curta_core::Error::Arithmetic) => {
-            "a key or value overflowed the cache's 32 bits: the run can only be closed"
-        }
-        None => "not an error the curta program raises",
-    }
-}
-
 /// The custom program error a transaction failed with, if that is how it failed.
 pub fn custom_code(err: &TransactionError) -> Option<u32> {
     match err {
@@ -196,44 +106,6 @@ pub fn curta_code(err: &TransactionError, programs: &[Pubkey], curta: &Pubkey) -
     }
 }
 
-/// The System program's errors (`solana_system_interface::error`), by
-/// number: its name and what it means for a curta user.
-const SYSTEM_ERRORS: [(&str, &str); 9] = [
-    (
-        "AccountAlreadyInUse",
-        "an account with this address exists already",
-    ),
-    (
-        "ResultWithNegativeLamports",
-        "the payer has fewer lamports than the instruction moves",
-    ),
-    (
-        "InvalidProgramId",
-        "the account cannot be assigned to that program",
-    ),
-    (
-        "InvalidAccountDataLength",
-        "the account's size is out of range",
-    ),
-    ("MaxSeedLengthExceeded", "a seed is longer than 32 bytes"),
-    (
-        "AddressWithSeedMismatch",
-        "the address does not derive from the seed",
-    ),
-    (
-        "NonceNoRecentBlockhashes",
-        "no recent blockhash to advance the nonce to",
-    ),
-    (
-        "NonceBlockhashNotExpired",
-        "the nonce's blockhash has not expired",
-    ),
-    (
-        "NonceUnexpectedBlockhashValue",
-        "the nonce's blockhash is not the one given",
-    ),
-];
-
 /// The program each of a message's instructions calls, in order.
 pub fn instruction_programs(message: &solana_message::Message) -> Vec<Pubkey> {
     message
@@ -253,30 +125,19 @@ pub fn transaction_error(err: &TransactionError, programs: &[Pubkey], curta: &Pu
     };
     let program = programs.get(*i as usize);
     let system = solana_sdk_ids::system_program::id();
-    match (e, program) {
-        (InstructionError::Custom(code), Some(p)) if p == curta => format!(
-            "{}: {} (instruction {i})",
-            program_error(*code),
-            program_error_meaning(*code)
-        ),
-        (InstructionError::Custom(code), Some(p)) if *p == system => {
-            match SYSTEM_ERRORS.get(*code as usize) {
-                Some((name, meaning)) => format!(
-                    "the System program's {name} (its error {code}): {meaning} (instruction {i})"
-                ),
-                None => format!("the System program's error {code} (instruction {i})"),
-            }
-        }
-        (InstructionError::Custom(code), Some(p)) => {
-            format!("custom program error {code} of program {p} (instruction {i})")
-        }
-        (InstructionError::Custom(code), None) => {
-            format!("custom program error {code} (instruction {i})")
-        }
-        (e, Some(p)) if p == curta => format!("instruction {i} (curta): {e}"),
-        (e, Some(p)) if *p == system => format!("instruction {i} (the System program): {e}"),
-        (e, Some(p)) => format!("instruction {i} (program {p}): {e}"),
-        (e, None) => format!("instruction {i}: {e}"),
+    let other = program.map(Pubkey::to_string);
+    let raiser = match program {
+        Some(p) if p == curta => Raiser::Curta,
+        Some(p) if *p == system => Raiser::System,
+        Some(_) => Raiser::Other(other.as_deref().unwrap_or_default()),
+        None => Raiser::Unknown,
+    };
+    match (e, raiser) {
+        (InstructionError::Custom(code), raiser) => client_errors::custom(*code, raiser, *i as u32),
+        (e, Raiser::Curta) => format!("instruction {i} (curta): {e}"),
+        (e, Raiser::System) => format!("instruction {i} (the System program): {e}"),
+        (e, Raiser::Other(p)) => format!("instruction {i} (program {p}): {e}"),
+        (e, Raiser::Unknown) => format!("instruction {i}: {e}"),
     }
 }
 
@@ -378,17 +239,12 @@ mod tests {
 
     #[test]
     fn program_errors_by_name_and_number() {
-        assert_eq!(program_error(21), "StaleTurn (custom program error 21)");
-        assert_eq!(program_error(259), "CoreError(InvalidState) (259)");
-        assert_eq!(program_error(263), "CoreError(ContextExceeded) (263)");
-        assert_eq!(program_error(9999), "custom program error 9999");
-        assert_eq!(program_error(0), "custom program error 0");
         let curta = Pubkey::new_from_array([9; 32]);
         let budget = solana_sdk_ids::compute_budget::id();
         let system = solana_sdk_ids::system_program::id();
         let stale = TransactionError::InstructionError(2, InstructionError::Custom(21));
         let words = transaction_error(&stale, &[budget, budget, curta], &curta);
-        assert!(words.starts_with("StaleTurn (custom program error 21): the run had not run"));
+        assert!(words.starts_with("StaleTurn (custom program error 21): A turn whose expected"));
         assert!(words.ends_with("(instruction 2)"), "{words}");
         assert_eq!(custom_code(&stale), Some(21));
         // The same number raised by the System program is its error, not curta's.
@@ -405,11 +261,5 @@ mod tests {
             transaction_error(&short, &[other], &curta),
             format!("custom program error 1 of program {other} (instruction 0)")
         );
-        for e in CurtaError::ALL {
-            assert!(!program_error_meaning(e as u32).starts_with("not an error"));
-        }
-        for e in curta_core::Error::ALL {
-            assert!(!program_error_meaning(CORE_ERROR_BASE + e.code()).starts_with("not an error"));
-        }
     }
 }

@@ -73,6 +73,7 @@ export const EXPORTS = Object.freeze([
   'decimal_q16',
   'interface',
   'derivation',
+  'custom_error',
 ]);
 
 /**
@@ -361,6 +362,21 @@ export class CoreWasm {
   derivation(what) {
     const { status, reply } = this.callJson(this.exports.derivation, [], [JSON.stringify(what)]);
     if (status !== 0) throw new RangeError(`derivation: ${reply.error}`);
+    return reply;
+  }
+
+  /**
+   * An instruction's custom error in the client core's words, named by the
+   * program that raised it (`program`: 'curta', 'system', another
+   * program's address, or null when unknown).
+   * @param {number} code
+   * @param {string | null} program
+   * @param {number} instruction
+   * @returns {{ words: string, name: string | null }}
+   */
+  customError(code, program, instruction) {
+    const { status, reply } = this.callJson(this.exports.custom_error, [], [JSON.stringify({ code, program, instruction })]);
+    if (status !== 0) throw new RangeError(`custom_error: ${reply.error}`);
     return reply;
   }
 

@@ -7,6 +7,7 @@
 //! |---|---|
 //! | `base58`, `base64` | How addresses, signatures and log fields are spelled |
 //! | `params` | Run parameters as people type them: a decimal temperature |
+//! | `errors` | An instruction's custom error in words, by the program that raised it |
 //! | `keys` | The keypairs of the accounts a client creates, derived from the signer's secret |
 //! | `replay` | A run's remaining turns from any state: plans, receipts' fields, states |
 //! | `budget` | A turn's compute-unit limit and priority fee |
@@ -19,6 +20,7 @@ pub mod base58;
 pub mod base64;
 pub mod budget;
 pub mod crank;
+pub mod errors;
 pub mod keys;
 pub mod params;
 pub mod quote;

@@ -22,6 +22,9 @@
 //! - `derivation(what, what_length)`: the bytes a derived account's seed
 //!   hashes before and after the signer's secret (`client::keys`), which
 //!   never enters the module: `{"beforeSecret", "afterSecret"}`, base64.
+//! - `custom_error(what, what_length)`: an instruction's custom error in
+//!   words, named by the program that raised it (`client::errors`):
+//!   `{"code", "instruction", "program"}` in, `{"words", "name"}` out.
 //! - `interface()`: the interface's sizes and codes, so no caller restates
 //!   them: `{"planLength", "stateLayoutLength", "differenceLength",
 //!   "outOfRange", "quoteError", "stateLayoutWords": [...], "coreErrors":
@@ -37,6 +40,7 @@ use std::vec::Vec;
 
 use super::Region;
 use crate::client::crank::Crank;
+use crate::client::errors::{self, Raiser};
 use crate::client::{quote, receipt, replay, wire};
 use crate::convert::open_artifact;
 use crate::inference::RunParams;
@@ -81,6 +85,40 @@ pub unsafe extern "C" fn derivation(what: usize, what_length: usize) -> u32 {
         }
         Err(words) => error(&words),
     }
+}
+
+/// Replies a custom error in words (`client::errors`) for the JSON `what`:
+/// `{"code", "instruction", "program": "curta" | "system" | an address |
+/// null}`; the reply is `{"words", "name"}` (the name Curta's, or null).
+/// Returns 0, or 1 with `{"error": words}`.
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn custom_error(what: usize, what_length: usize) -> u32 {
+    // SAFETY: the contract of the export.
+    let v = match unsafe { document(what, what_length) } {
+        Ok(v) => v,
+        Err(words) => return error(&words),
+    };
+    let number = |key: &str| {
+        v.get(key)
+            .and_then(Value::as_u64)
+            .and_then(|n| u32::try_from(n).ok())
+    };
+    let (Some(code), Some(instruction)) = (number("code"), number("instruction")) else {
+        return error("custom_error takes {\"code\": u32, \"instruction\": u32, \"program\"}");
+    };
+    let raiser = match v.get("program").and_then(Value::as_str) {
+        Some("curta") => Raiser::Curta,
+        Some("system") => Raiser::System,
+        Some(address) => Raiser::Other(address),
+        None => Raiser::Unknown,
+    };
+    let mut o = Object::default().str("words", &errors::custom(code, raiser, instruction));
+    o = match (raiser, errors::name(code)) {
+        (Raiser::Curta, Some(name)) => o.str("name", &name),
+        _ => o.raw("name", "null"),
+    };
+    reply(o.finish());
+    0
 }
 
 /// Replies the interface's sizes and codes (see the module's docs).

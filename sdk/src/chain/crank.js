@@ -222,7 +222,7 @@ export async function crankRun(client, runAddress, options = {}) {
               slot: status.slot,
               fee: info?.fee ?? 0n,
               custom: curtas ? custom.code : null,
-              words: describeTransactionError(status.err, { programId: client.programId, programs }),
+              words: describeTransactionError(client.core, status.err, { programId: client.programId, programs }),
               logTail: logTail(info?.logs),
             });
           }

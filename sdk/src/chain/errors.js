@@ -1,9 +1,10 @@
 // @ts-check
 // Errors a transaction failed with, decoded by the program that raised
-// them: the curta program's by Curta's names (docs/program.md, "Errors";
-// core errors as 256 + n), the System program's by its own, in words.
+// them, in the client core's words (curta_core::client::errors, which the
+// CLI prints too): the curta program's by Curta's names (docs/program.md,
+// "Errors"; core errors as 256 + n), the System program's by its own.
 
-import { getSystemErrorMessage, SYSTEM_PROGRAM_ADDRESS } from '@solana-program/system';
+import { SYSTEM_PROGRAM_ADDRESS } from '@solana-program/system';
 
 import * as generated from '../generated-js/errors/curta.js';
 
@@ -94,32 +95,37 @@ export function customCode(err) {
 }
 
 /**
- * A transaction error in words, naming the program that raised it.
+ * A transaction error in words, naming the program that raised it: a
+ * custom error in the module's words (without the module, by number).
+ * @param {import('../core.js').CoreWasm | null} core
  * @param {any} err the RPC's `err` value
  * @param {{ programId: string, programs?: string[] }} where `programs[i]`: the program of instruction i
+ * @returns {{ words: string, name: string | null }} `name`: the Curta error's (StaleTurn, CoreError(ContextExceeded)), if it is one
  */
-export function describeTransactionError(err, where) {
+export function transactionError(core, err, where) {
   const ie = err?.InstructionError;
-  if (!Array.isArray(ie)) return typeof err === 'string' ? err : JSON.stringify(err, bigintJson);
+  if (!Array.isArray(ie)) return { words: typeof err === 'string' ? err : JSON.stringify(err, bigintJson), name: null };
   const index = Number(ie[0]);
   const program = where.programs?.[index];
   const inner = ie[1];
   if (inner?.Custom !== undefined) {
     const code = Number(inner.Custom);
-    if (program === undefined || program === where.programId) {
-      return `${programErrorName(code)} (custom program error ${code}): ${programErrorMessage(code)} (instruction ${index})`;
-    }
-    if (program === SYSTEM_PROGRAM_ADDRESS) {
-      let words = '';
-      try {
-        words = getSystemErrorMessage(/** @type {any} */ (code));
-      } catch {}
-      return `the System program's error ${code}${words ? `: ${words}` : ''} (instruction ${index})`;
-    }
-    return `custom error ${code} of program ${program} (instruction ${index})`;
+    const raiser = program === undefined ? null : program === where.programId ? 'curta' : program === SYSTEM_PROGRAM_ADDRESS ? 'system' : program;
+    if (core) return core.customError(code, raiser, index);
+    return { words: `custom program error ${code}${program ? ` of program ${program}` : ''} (instruction ${index})`, name: null };
   }
   const what = typeof inner === 'string' ? inner : JSON.stringify(inner, bigintJson);
-  return `${what} (instruction ${index}${program ? `, program ${program}` : ''})`;
+  return { words: `${what} (instruction ${index}${program ? `, program ${program}` : ''})`, name: null };
+}
+
+/**
+ * `transactionError`'s words alone.
+ * @param {import('../core.js').CoreWasm | null} core
+ * @param {any} err
+ * @param {{ programId: string, programs?: string[] }} where
+ */
+export function describeTransactionError(core, err, where) {
+  return transactionError(core, err, where).words;
 }
 
 /** @param {string} _ @param {unknown} v */

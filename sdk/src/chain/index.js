@@ -32,6 +32,7 @@ export {
   STALE_TURN,
   customCode,
   describeTransactionError,
+  transactionError,
   programErrorMessage,
   programErrorName,
 } from './errors.js';

@@ -20,7 +20,7 @@ import {
 } from '@solana/kit';
 
 import { toBase64 } from './bytes.js';
-import { CurtaTransactionError, describeTransactionError, logTail } from './errors.js';
+import { CurtaTransactionError, logTail, transactionError } from './errors.js';
 
 /** The most bytes a transaction may take on the wire. */
 export const PACKET_DATA_SIZE = 1232;
@@ -262,11 +262,11 @@ export async function fetchTransaction(client, signature) {
 export async function failure(client, what, tx, err) {
   const info = await fetchTransaction(client, tx.signature).catch(() => null);
   const c = err?.InstructionError?.[1]?.Custom;
-  const words = describeTransactionError(err, { programId: client.programId, programs: tx.programs });
+  const { words, name } = transactionError(client.core, err, { programId: client.programId, programs: tx.programs });
   return new CurtaTransactionError(`${what} failed: ${words} (transaction ${tx.signature})${logTail(info?.logs)}`, {
     signature: tx.signature,
     code: c === undefined ? undefined : Number(c),
-    programName: words.split(' ')[0],
+    programName: name ?? undefined,
     instruction: err?.InstructionError ? Number(err.InstructionError[0]) : undefined,
     logs: info?.logs,
     raw: err,

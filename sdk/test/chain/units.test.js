@@ -12,6 +12,7 @@ import {
   createCurtaClient,
   configSigner,
   describeTransactionError,
+  transactionError,
   fits,
   loadCore,
   missingChunks,
@@ -119,13 +120,21 @@ test('errors are named by the program that raised them', () => {
   assert.equal(programErrorName(21), 'StaleTurn');
   assert.equal(programErrorName(263), 'CoreError(ContextExceeded)');
   assert.equal(
-    describeTransactionError({ InstructionError: [2, { Custom: 21 }] }, { programId: program, programs: [addr(3), addr(3), program] }),
+    describeTransactionError(core, { InstructionError: [2, { Custom: 21 }] }, { programId: program, programs: [addr(3), addr(3), program] }),
     "StaleTurn (custom program error 21): A turn whose expected turn count is not the state's (instruction 2)",
   );
   assert.equal(
-    describeTransactionError({ InstructionError: [0, { Custom: 0 }] }, { programId: program, programs: ['11111111111111111111111111111111'] }),
-    "the System program's error 0: an account with the same address already exists (instruction 0)",
+    describeTransactionError(core, { InstructionError: [0, { Custom: 0 }] }, { programId: program, programs: ['11111111111111111111111111111111'] }),
+    "the System program's AccountAlreadyInUse (its error 0): an account with this address exists already (instruction 0)",
   );
+  // The CLI's words, from the same core (client/src/errors.rs's test).
+  assert.equal(
+    describeTransactionError(core, { InstructionError: [0, { Custom: 1 }] }, { programId: program, programs: ['11111111111111111111111111111111'] }),
+    "the System program's ResultWithNegativeLamports (its error 1): the payer has fewer lamports than the instruction moves (instruction 0)",
+  );
+  // An instruction whose program is not known is not named as Curta's.
+  assert.equal(describeTransactionError(core, { InstructionError: [1, { Custom: 21 }] }, { programId: program }), 'custom program error 21 (instruction 1)');
+  assert.equal(transactionError(core, { InstructionError: [0, { Custom: 263 }] }, { programId: program, programs: [program] }).name, 'CoreError(ContextExceeded)');
 });
 
 test('a prompt is staged when the create-and-open transaction cannot hold it (748 bytes with the opener paying)', async () => {
