@@ -175,8 +175,10 @@ lint-host:
 test-core: models
 	cd $(ROOT) && CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) cargo test
 
+# The program on the SBF VM: every instruction's checks (program.rs) and
+# the accounts' lifecycle tried as an attacker would (accounts.rs).
 test-program: setup build-sbf
-	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test program
+	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test program --test accounts
 
 # The local validator in the foreground (Ctrl-C stops it and removes its
 # ledger): JSON-RPC on http://127.0.0.1:8899, faucet on 9900, a funded

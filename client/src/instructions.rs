@@ -287,6 +287,15 @@ pub fn close_run(program_id: &Pubkey, run: &Pubkey, opener: &Pubkey) -> Instruct
     )
 }
 
+/// `close_config`: the admin receives the config's lamports.
+pub fn close_config(program_id: &Pubkey, config: &Pubkey, admin: &Pubkey) -> Instruction {
+    instruction(
+        program_id,
+        Ix::CloseConfig,
+        metas(&accounts::CLOSE_CONFIG, &[*config, *admin]),
+    )
+}
+
 /// `reclaim`: `account` signs for itself.
 pub fn reclaim(program_id: &Pubkey, account: &Pubkey, recipient: &Pubkey) -> Instruction {
     instruction(

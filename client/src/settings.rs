@@ -1,5 +1,5 @@
 //! The program's settings (a config account): creating the signer's own,
-//! changing its turn allowance, handing it to another admin.
+//! changing its turn allowance, handing it to another admin, closing it.
 
 use curta_core::planner::{check_allowance, CHARGES};
 use curta_core::protocol;
@@ -104,4 +104,17 @@ pub async fn set_admin(
         .send_and_confirm("handing the config over", &[i], &[new_admin], true)
         .await?;
     read_config(cluster, config).await
+}
+
+/// Closes a config the signer administers; returns the lamports it held,
+/// which the signer got back.
+pub async fn close(cluster: &Cluster, config: &Pubkey) -> Result<u64> {
+    let c = read_config(cluster, config).await?;
+    check_admin(cluster, &c)?;
+    let held = cluster.account(config).await?.map_or(0, |a| a.lamports);
+    let i = ix::close_config(&cluster.program_id, config, &cluster.payer_key());
+    cluster
+        .send_and_confirm("closing the config", &[i], &[], true)
+        .await?;
+    Ok(held)
 }

@@ -132,6 +132,7 @@ fn the_docs_list_each_instruction_s_accounts_as_its_table() {
         (tag::CLOSE_RUN, "close_run"),
         (tag::RECLAIM, "reclaim"),
         (tag::WRITE_PROMPT, "write_prompt"),
+        (tag::CLOSE_CONFIG, "close_config"),
     ];
     for (t, name) in names {
         let body = section(&doc, t, name);

@@ -1,7 +1,8 @@
 //! The account lifecycle on the SBF VM, tried as an attacker would: no
 //! account can be initialized without its own signature, a run that cannot
 //! advance is cancelled with its funds, a failed seal is recovered, a model
-//! is retired and closed, a closed account cannot be revived in the same
+//! is retired and closed, a config is closed with every other account
+//! still closable, a closed account cannot be revived in the same
 //! transaction, and a model with more sections than one transaction could
 //! carry is bound and sealed a section at a time. Every transaction is
 //! checked to conserve lamports (`Chain::send`).
@@ -900,4 +901,60 @@ async fn a_model_seals_only_the_section_zero_of_its_own_charge_table() {
     let zero = chain::sections_of(&measured)[0];
     e.chain.write_section(&keys, 0, zero, &owner).await;
     e.chain.seal_section(&keys, 0, zero, &owner).await;
+}
+
+#[tokio::test]
+async fn a_closed_config_returns_its_rent_and_leaves_every_other_account_closable() {
+    let mut e = env().await;
+    let (admin, owner) = (e.admin.insecure_clone(), e.owner.insecure_clone());
+    let (keys, config_key) = (e.keys.clone(), e.config());
+    let s = spec(b"Once upon a time", 12, 0, 0);
+    let run_key = e.open(&s).await;
+    let turn = e.turn_ix(&run_key).await;
+    e.ok(&[turn], &[]).await;
+
+    // Only the admin closes it, and only into itself.
+    let close = |to: &Pubkey| ix::close_config(&PROGRAM_ID, &config_key, to);
+    e.refused(
+        &[close(&owner.pubkey())],
+        &[&owner],
+        err(CurtaError::Unauthorized),
+    )
+    .await;
+    let held = e.chain.lamports(&config_key).await;
+    assert_eq!(held, e.chain.rent(config::LEN).await);
+    let before = e.chain.lamports(&admin.pubkey()).await;
+    e.ok(&[close(&admin.pubkey())], &[&admin]).await;
+    assert_eq!(e.chain.lamports(&admin.pubkey()).await - before, held);
+    assert_eq!(e.chain.account(&config_key).await, None);
+
+    // Its model's runs neither turn nor open.
+    let turn = e.turn_ix(&run_key).await;
+    e.refused(&[turn], &[], err(CurtaError::WrongOwner)).await;
+    let (run_kp, create) = e
+        .chain
+        .create_ix(
+            run::HEADER_LEN + curta_core::state_size(e.cfg, 16, 12).unwrap(),
+            12 * ROYALTY,
+        )
+        .await;
+    let open = chain::open_run_ix(&keys, &run_kp.pubkey(), &e.opener.pubkey(), &s);
+    let opener = e.opener.insecure_clone();
+    e.refused(
+        &[create, open],
+        &[&run_kp, &opener],
+        err(CurtaError::WrongOwner),
+    )
+    .await;
+
+    // The run is cancelled with its funds; the weights and the model close
+    // with theirs.
+    cancel(&mut e, &run_key).await;
+    let before = e.chain.lamports(&owner.pubkey()).await;
+    let mut held = 0;
+    for k in keys.weights.iter().chain([&keys.model]) {
+        held += e.chain.lamports(k).await;
+    }
+    close_whole_model(&mut e, &keys, &owner).await;
+    assert_eq!(e.chain.lamports(&owner.pubkey()).await - before, held);
 }

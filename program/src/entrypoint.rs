@@ -163,6 +163,7 @@ pub fn process_instruction(input: &InstructionInput) -> ProgramResult {
         Instruction::CloseRun => ix::close_run(id, accounts),
         Instruction::Reclaim => ix::reclaim(id, accounts),
         Instruction::WritePrompt { offset, bytes } => ix::write_prompt(id, accounts, offset, bytes),
+        Instruction::CloseConfig => ix::close_config(id, accounts),
     }
 }
 

@@ -193,6 +193,13 @@ pub enum ConfigCommand {
         #[arg(long)]
         config: Option<String>,
     },
+    /// Close the config and take back its rent (the admin signs); its
+    /// models' runs can then neither open nor turn
+    Close {
+        /// The config account [default: the signer's]
+        #[arg(long)]
+        config: Option<String>,
+    },
 }
 
 #[derive(Subcommand, Debug)]

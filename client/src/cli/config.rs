@@ -1,4 +1,4 @@
-//! `curta config`: a config account's admin and turn allowance.
+//! `curta config`: a config account's admin and turn allowance, and closing it.
 
 use serde_json::{json, Value};
 use solana_pubkey::Pubkey;
@@ -8,7 +8,7 @@ use super::{addr, Globals};
 use crate::cluster;
 use crate::errors::Result;
 use crate::model::{self, ConfigInfo};
-use crate::output::{thousands, Outcome};
+use crate::output::{sol, thousands, Outcome};
 use crate::settings;
 
 /// A config account, and whether this command created it.
@@ -45,6 +45,26 @@ impl Outcome for Shown {
     }
 }
 
+/// A config closed, and the lamports its admin got back.
+struct Closed {
+    config: Pubkey,
+    returned: u64,
+}
+
+impl Outcome for Closed {
+    fn json(&self) -> Value {
+        json!({ "config": self.config.to_string(), "closed": true, "returnedLamports": self.returned })
+    }
+
+    fn text(&self) -> String {
+        format!(
+            "closed config {}: {} returned to the admin\n",
+            self.config,
+            sol(self.returned)
+        )
+    }
+}
+
 pub async fn run(g: &Globals, cmd: &ConfigCommand) -> Result<()> {
     let c = g.connect().await?;
     let which = |given: &Option<String>| -> Result<Pubkey> {
@@ -69,6 +89,12 @@ pub async fn run(g: &Globals, cmd: &ConfigCommand) -> Result<()> {
             info: settings::set_allowance(c, &which(config)?, *allowance).await?,
             created: None,
         },
+        ConfigCommand::Close { config } => {
+            let config = which(config)?;
+            let returned = settings::close(c, &config).await?;
+            g.print(&Closed { config, returned });
+            return Ok(());
+        }
         ConfigCommand::SetAdmin { new_admin, config } => {
             let new_admin = cluster::load_keypair(new_admin, "new admin")?;
             Shown {

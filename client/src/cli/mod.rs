@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `args` | Every flag and command |
 //! | `deploy` | `deploy`, `program verify` |
-//! | `config` | `config init`, `show`, `set-allowance`, `set-admin` |
+//! | `config` | `config init`, `show`, `set-allowance`, `set-admin`, `close` |
 //! | `model` | `model upload`, `show`, `close` |
 //! | `quote` | `quote` |
 //! | `run` | `run open`, `crank`, `show`, `close`; `crank`, every open run |

@@ -219,6 +219,16 @@ pub const WRITE_PROMPT: [AccountRole; 1] = [sign_write((
     "The run account: created for the program, not yet opened, signing for itself.",
 ))];
 
+/// `close_config`: the admin receives the config's lamports.
+pub const CLOSE_CONFIG: [AccountRole; 2] = [
+    write(CONFIG),
+    sign_write((
+        "admin",
+        "admin",
+        "The config's admin, who receives the lamports.",
+    )),
+];
+
 /// The fixed accounts of the instruction with `tag` (a turn's trailing
 /// weight accounts apart), or `None` for an unknown tag.
 pub fn of(instruction_tag: u8) -> Option<&'static [AccountRole]> {
@@ -238,6 +248,7 @@ pub fn of(instruction_tag: u8) -> Option<&'static [AccountRole]> {
         tag::CLOSE_RUN => &CLOSE_RUN,
         tag::RECLAIM => &RECLAIM,
         tag::WRITE_PROMPT => &WRITE_PROMPT,
+        tag::CLOSE_CONFIG => &CLOSE_CONFIG,
         _ => return None,
     })
 }
@@ -248,11 +259,11 @@ mod tests {
 
     #[test]
     fn every_tag_has_its_table() {
-        for t in 0..=tag::WRITE_PROMPT {
+        for t in 0..=tag::LAST {
             let roles = of(t).unwrap_or_else(|| panic!("tag {t}"));
             assert!(!roles.is_empty(), "tag {t}");
         }
-        assert_eq!(of(tag::WRITE_PROMPT + 1), None);
+        assert_eq!(of(tag::LAST + 1), None);
         // A new account signs and is written; so is every account paid back.
         assert!(INIT_CONFIG[0].signer && INIT_CONFIG[0].writable);
         assert!(TURN.iter().all(|r| !r.signer), "anyone may send a turn");

@@ -23,6 +23,9 @@ pub mod tag {
     pub const CLOSE_RUN: u8 = 12;
     pub const RECLAIM: u8 = 13;
     pub const WRITE_PROMPT: u8 = 14;
+    pub const CLOSE_CONFIG: u8 = 15;
+    /// The last tag.
+    pub const LAST: u8 = CLOSE_CONFIG;
 }
 
 /// A decoded instruction, borrowing its variable parts from the data. Each
@@ -118,6 +121,12 @@ pub enum Instruction<'a> {
     ///
     /// Accounts: `accounts::WRITE_PROMPT`.
     WritePrompt { offset: u32, bytes: &'a [u8] },
+    /// Closes a config, its lamports to the admin. Its models' runs can
+    /// then neither open nor turn (each can still be closed), and the
+    /// models and weights are closed as before.
+    ///
+    /// Accounts: `accounts::CLOSE_CONFIG`.
+    CloseConfig,
 }
 
 /// Fixed data lengths after the tag.
@@ -178,6 +187,7 @@ impl<'a> Instruction<'a> {
                 offset: read_u32(rest, 0),
                 bytes: &rest[4..],
             },
+            tag::CLOSE_CONFIG if exact(0) => Instruction::CloseConfig,
             _ => return None,
         })
     }
@@ -255,13 +265,14 @@ impl<'a> Instruction<'a> {
                 out.extend_from_slice(&offset.to_le_bytes());
                 out.extend_from_slice(bytes);
             }
+            Instruction::CloseConfig => out.push(tag::CLOSE_CONFIG),
         }
         out
     }
 }
 
 /// Each instruction as the IDL gives it, in tag order.
-pub const SCHEMAS: [InstructionSchema; 15] = [
+pub const SCHEMAS: [InstructionSchema; 16] = [
     InstructionSchema {
         name: "initConfig",
         tag: tag::INIT_CONFIG,
@@ -511,6 +522,17 @@ pub const SCHEMAS: [InstructionSchema; 15] = [
         ],
         remaining: None,
     },
+    InstructionSchema {
+        name: "closeConfig",
+        tag: tag::CLOSE_CONFIG,
+        docs: &[
+            "Closes a config, its lamports to the admin; its models' runs can then neither open \
+             nor turn (each can still be closed).",
+        ],
+        accounts: &accounts::CLOSE_CONFIG,
+        args: &[],
+        remaining: None,
+    },
 ];
 
 #[cfg(all(test, feature = "std"))]
@@ -561,6 +583,7 @@ mod tests {
                 offset: 5,
                 bytes: b"upon",
             },
+            Instruction::CloseConfig,
         ];
         for ix in all {
             let data = ix.encode();
@@ -581,7 +604,7 @@ mod tests {
             }
         }
         assert_eq!(Instruction::decode(&[]), None);
-        assert_eq!(Instruction::decode(&[15]), None);
+        assert_eq!(Instruction::decode(&[tag::LAST + 1]), None);
         assert_eq!(Instruction::decode(&[tag::TURN, 1, 2, 3]), None);
     }
 }

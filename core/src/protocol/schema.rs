@@ -168,6 +168,6 @@ mod tests {
                 i.name
             );
         }
-        assert_eq!(instruction::SCHEMAS.len(), tag::WRITE_PROMPT as usize + 1);
+        assert_eq!(instruction::SCHEMAS.len(), tag::LAST as usize + 1);
     }
 }

@@ -914,6 +914,15 @@ fn single(l: &mut Ledger, s: &mut Source, n: usize) {
                     Instruction::SetAllowance { allowance },
                     metas(&roles::SET_ALLOWANCE, &[c, admin]),
                 );
+            } else if s.one_in(4) {
+                // Closed by its admin, or refused; its models' runs then
+                // stop, and every account stays closable.
+                send(
+                    l,
+                    s,
+                    Instruction::CloseConfig,
+                    metas(&roles::CLOSE_CONFIG, &[c, admin]),
+                );
             } else {
                 let new = l.person(s);
                 send(

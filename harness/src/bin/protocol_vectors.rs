@@ -324,6 +324,13 @@ fn main() {
             &[],
             ix::write_prompt(&program, &run_key, 7, b"upon a"),
         ),
+        vector(
+            "closeConfig",
+            &[("config", &config_account), ("admin", &admin)],
+            json!({}),
+            &[],
+            ix::close_config(&program, &config_account, &admin),
+        ),
     ];
 
     // ---- Accounts, written by protocol's writers ----

@@ -4,6 +4,7 @@
 //! account (the runtime discards its writes), and every check runs first.
 
 mod bind_weight;
+mod close_config;
 mod close_model;
 mod close_run;
 mod close_weight;
@@ -20,6 +21,7 @@ mod write;
 mod write_prompt;
 
 pub use bind_weight::bind_weight;
+pub use close_config::close_config;
 pub use close_model::close_model;
 pub use close_run::close_run;
 pub use close_weight::close_weight;

@@ -60,3 +60,23 @@ export async function setAllowance(client, config, allowance) {
   const after = await fetchConfig(client, config);
   return { config, allowance: after.allowance, changed: true };
 }
+
+/**
+ * Closes a config, as `curta config close`: the payer signs as its admin
+ * and receives its lamports. Its models' runs can then neither open nor
+ * turn; every run, weight account and model can still be closed
+ * (docs/program.md, `close_config`).
+ * @param {import('./client.js').CurtaClient} client
+ * @param {string} config
+ * @returns {Promise<{ config: string, returned: bigint }>} `returned`: the lamports the admin got back
+ */
+export async function closeConfig(client, config) {
+  await settle(client);
+  const before = await fetchConfig(client, config);
+  if (before.admin !== client.payer.address) {
+    throw new Error(`config ${config} is administered by ${before.admin}, not the signer ${client.payer.address}`);
+  }
+  const held = (await fetchRawAccount(client, config))?.lamports ?? 0n;
+  await sendAndConfirm(client, 'closing the config', [ix.closeConfig(client.programId, { config: /** @type {any} */ (config), admin: client.payer })]);
+  return { config, returned: held };
+}

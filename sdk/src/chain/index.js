@@ -16,7 +16,7 @@ export {
   decodeWeightAccount,
 } from './accounts.js';
 export { fetchConfig, fetchModel, fetchRawAccount, fetchRunAccount, fetchWeight } from './fetch.js';
-export { DEFAULT_ALLOWANCE, MIN_ALLOWANCE, initConfig, setAllowance } from './config.js';
+export { DEFAULT_ALLOWANCE, MIN_ALLOWANCE, closeConfig, initConfig, setAllowance } from './config.js';
 export { artifactToUpload, describeArtifact, missingChunks, sectionDigest, uploadModel } from './upload.js';
 export { checkArtifact, fetchArtifact, modelIdentity } from './models.js';
 export { MAX_PROMPT_BYTES, closeRun, fetchRun, openRun, openTransactions, reclaim, runAccountSigner, runParams } from './runs.js';

@@ -6,6 +6,7 @@
 
 import {
   getBindWeightInstruction,
+  getCloseConfigInstruction,
   getCloseRunInstruction,
   getInitConfigInstruction,
   getInitModelInstruction,
@@ -124,6 +125,12 @@ export const turn = (program, a) => getTurnInstruction({ ...a, expectedTurns: Bi
  * @param {{ run: Address, opener: TransactionSigner }} a
  */
 export const closeRun = (program, a) => getCloseRunInstruction(a, at(program));
+
+/**
+ * @param {Address} program
+ * @param {{ config: Address, admin: TransactionSigner }} a
+ */
+export const closeConfig = (program, a) => getCloseConfigInstruction(a, at(program));
 
 /**
  * @param {Address} program

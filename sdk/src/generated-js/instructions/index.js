@@ -6,6 +6,7 @@
  * @see https://github.com/codama-idl/codama
  */
 export * from "./bindWeight.js";
+export * from "./closeConfig.js";
 export * from "./closeModel.js";
 export * from "./closeRun.js";
 export * from "./closeWeight.js";

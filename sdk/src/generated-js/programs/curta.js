@@ -8,7 +8,7 @@
 import { assertIsInstructionWithAccounts, containsBytes, extendClient, fixEncoderSize, getBytesEncoder, getU8Encoder, SOLANA_ERROR__PROGRAM_CLIENTS__FAILED_TO_IDENTIFY_ACCOUNT, SOLANA_ERROR__PROGRAM_CLIENTS__FAILED_TO_IDENTIFY_INSTRUCTION, SOLANA_ERROR__PROGRAM_CLIENTS__UNRECOGNIZED_INSTRUCTION_TYPE, SolanaError, } from "@solana/kit";
 import { addSelfFetchFunctions, addSelfPlanAndSendFunctions, } from "@solana/kit/program-client-core";
 import { getConfigCodec, getModelCodec, getRunCodec, getWeightCodec, } from "../accounts/index.js";
-import { getBindWeightInstruction, getCloseModelInstruction, getCloseRunInstruction, getCloseWeightInstruction, getInitConfigInstruction, getInitModelInstruction, getOpenRunInstruction, getReclaimInstruction, getSealModelInstruction, getSealSectionInstruction, getSetAdminInstruction, getSetAllowanceInstruction, getTurnInstruction, getWriteInstruction, getWritePromptInstruction, parseBindWeightInstruction, parseCloseModelInstruction, parseCloseRunInstruction, parseCloseWeightInstruction, parseInitConfigInstruction, parseInitModelInstruction, parseOpenRunInstruction, parseReclaimInstruction, parseSealModelInstruction, parseSealSectionInstruction, parseSetAdminInstruction, parseSetAllowanceInstruction, parseTurnInstruction, parseWriteInstruction, parseWritePromptInstruction, } from "../instructions/index.js";
+import { getBindWeightInstruction, getCloseConfigInstruction, getCloseModelInstruction, getCloseRunInstruction, getCloseWeightInstruction, getInitConfigInstruction, getInitModelInstruction, getOpenRunInstruction, getReclaimInstruction, getSealModelInstruction, getSealSectionInstruction, getSetAdminInstruction, getSetAllowanceInstruction, getTurnInstruction, getWriteInstruction, getWritePromptInstruction, parseBindWeightInstruction, parseCloseConfigInstruction, parseCloseModelInstruction, parseCloseRunInstruction, parseCloseWeightInstruction, parseInitConfigInstruction, parseInitModelInstruction, parseOpenRunInstruction, parseReclaimInstruction, parseSealModelInstruction, parseSealSectionInstruction, parseSetAdminInstruction, parseSetAllowanceInstruction, parseTurnInstruction, parseWriteInstruction, parseWritePromptInstruction, } from "../instructions/index.js";
 export const CURTA_PROGRAM_ADDRESS = "Curta111111111111111111111111111111111111111";
 export var CurtaAccount;
 (function (CurtaAccount) {
@@ -50,6 +50,7 @@ export var CurtaInstruction;
     CurtaInstruction[CurtaInstruction["CloseRun"] = 12] = "CloseRun";
     CurtaInstruction[CurtaInstruction["Reclaim"] = 13] = "Reclaim";
     CurtaInstruction[CurtaInstruction["WritePrompt"] = 14] = "WritePrompt";
+    CurtaInstruction[CurtaInstruction["CloseConfig"] = 15] = "CloseConfig";
 })(CurtaInstruction || (CurtaInstruction = {}));
 export function identifyCurtaInstruction(instruction) {
     const data = "data" in instruction ? instruction.data : instruction;
@@ -97,6 +98,9 @@ export function identifyCurtaInstruction(instruction) {
     }
     if (containsBytes(data, getU8Encoder().encode(14), 0)) {
         return CurtaInstruction.WritePrompt;
+    }
+    if (containsBytes(data, getU8Encoder().encode(15), 0)) {
+        return CurtaInstruction.CloseConfig;
     }
     throw new SolanaError(SOLANA_ERROR__PROGRAM_CLIENTS__FAILED_TO_IDENTIFY_INSTRUCTION, { instructionData: data, programName: "curta" });
 }
@@ -208,6 +212,13 @@ export function parseCurtaInstruction(instruction) {
                 ...parseWritePromptInstruction(instruction),
             };
         }
+        case CurtaInstruction.CloseConfig: {
+            assertIsInstructionWithAccounts(instruction);
+            return {
+                instructionType: CurtaInstruction.CloseConfig,
+                ...parseCloseConfigInstruction(instruction),
+            };
+        }
         default:
             throw new SolanaError(SOLANA_ERROR__PROGRAM_CLIENTS__UNRECOGNIZED_INSTRUCTION_TYPE, { instructionType: instructionType, programName: "curta" });
     }
@@ -238,6 +249,7 @@ export function curtaProgram() {
                     closeRun: (input) => addSelfPlanAndSendFunctions(client, getCloseRunInstruction(input)),
                     reclaim: (input) => addSelfPlanAndSendFunctions(client, getReclaimInstruction(input)),
                     writePrompt: (input) => addSelfPlanAndSendFunctions(client, getWritePromptInstruction(input)),
+                    closeConfig: (input) => addSelfPlanAndSendFunctions(client, getCloseConfigInstruction(input)),
                 },
             },
         });
