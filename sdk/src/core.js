@@ -74,6 +74,7 @@ export const EXPORTS = Object.freeze([
   'interface',
   'derivation',
   'custom_error',
+  'check_run',
 ]);
 
 /**
@@ -378,6 +379,26 @@ export class CoreWasm {
     const { status, reply } = this.callJson(this.exports.custom_error, [], [JSON.stringify({ code, program, instruction })]);
     if (status !== 0) throw new RangeError(`custom_error: ${reply.error}`);
     return reply;
+  }
+
+  /**
+   * Checks a run's parameters for a model before anything is sent, by the
+   * client core's rules (the CLI's): the prompt's bytes, max tokens, the
+   * temperature, and with the model's section zero `zero` whether the
+   * prompt's tokens and max tokens fit the context (it tokenizes the
+   * prompt).
+   * @param {Uint8Array} configBytes the model's 28 configuration bytes
+   * @param {Uint8Array | null} zero section zero, or null to skip the context
+   * @param {Uint8Array} prompt
+   * @param {{ maxTokens: number, temperatureQ16: number, seed: bigint }} p
+   * @throws {RangeError} the refusal in words
+   */
+  checkRun(configBytes, zero, prompt, p) {
+    const setup = JSON.stringify({ maxTokens: p.maxTokens, temperatureQ16: p.temperatureQ16, seed: String(p.seed) });
+    const { status, reply } = this.withBuffers([configBytes], (c) =>
+      this.callJson(this.exports.check_run, [c.pointer], [zero ?? new Uint8Array(0), prompt, setup]),
+    );
+    if (status !== 0) throw new RangeError(reply.error);
   }
 
   /**

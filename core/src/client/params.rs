@@ -1,4 +1,12 @@
-//! Run parameters as people type them.
+//! Run parameters as people type them, and the checks they pass before
+//! anything is sent, in the words every client prints.
+
+use crate::format::Config;
+use crate::inference::{self, RunParams, TurnInput};
+use crate::state::{StateBuffer, MAX_PROMPT_BYTES, MAX_TEMPERATURE_Q16};
+use crate::{Phase, StateInfo};
+use std::format;
+use std::string::{String, ToString};
 
 /// A decimal temperature such as `0.8` with 16 fractional bits, rounded to
 /// nearest (ties up), in integers so every platform agrees: at most 6 whole
@@ -24,9 +32,260 @@ pub fn decimal_q16(text: &str) -> Option<u64> {
     Some(((numerator * 65_536 * 2 + scale) / (2 * scale)) as u64)
 }
 
+/// A temperature as typed, with 16 fractional bits: 0 to 16.
+pub fn temperature(text: &str) -> Result<u32, Refusal> {
+    if text.starts_with('-') {
+        return Err(Refusal::NegativeTemperature(text.into()));
+    }
+    let q16 = decimal_q16(text).ok_or_else(|| Refusal::NotDecimal(text.into()))?;
+    if q16 > MAX_TEMPERATURE_Q16 as u64 {
+        return Err(Refusal::Temperature(text.into()));
+    }
+    Ok(q16 as u32)
+}
+
+/// A temperature with 16 fractional bits, as a decimal with at most four
+/// places (52,429 is `0.8`).
+pub fn temperature_text(q16: u32) -> String {
+    let text = format!("{:.4}", q16 as f64 / 65_536.0);
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// What a run's parameters must be for a model's configuration, checked
+/// without its weights: the prompt's bytes, max tokens and the
+/// temperature (the program refuses the rest with `InvalidPrompt`).
+pub fn check(config: &Config, p: &RunParams) -> Result<(), Refusal> {
+    if p.prompt.len() > MAX_PROMPT_BYTES {
+        return Err(Refusal::PromptTooLong(p.prompt.len()));
+    }
+    if let Some(at) = p.prompt.iter().position(|&b| b == 0) {
+        return Err(Refusal::ZeroByte(at));
+    }
+    if core::str::from_utf8(p.prompt).is_err() {
+        return Err(Refusal::NotUtf8);
+    }
+    if p.max_tokens == 0 || p.max_tokens > config.seq_len {
+        let (given, context) = (p.max_tokens, config.seq_len);
+        return Err(Refusal::MaxTokens { given, context });
+    }
+    if p.temperature_q16 > MAX_TEMPERATURE_Q16 {
+        return Err(Refusal::Temperature(temperature_text(p.temperature_q16)));
+    }
+    Ok(())
+}
+
+/// Whether the prompt's tokens and max tokens fit the model's context,
+/// found as the program finds it, by tokenizing the prompt with section
+/// zero: a run past it fails at the turn that finishes tokenizing
+/// (`ContextExceeded`) and can only be closed. Checks `check`'s first.
+/// The turns are planned with the charge table section zero's flags name.
+pub fn fits_context(config: Config, zero: &[u8], p: &RunParams) -> Result<(), Refusal> {
+    check(&config, p)?;
+    let config = config.with_charges(crate::format::charge_table_of(zero));
+    let tokenize = |max_tokens: u32| -> Result<u32, crate::Error> {
+        let size = crate::state_size(config, p.prompt.len(), max_tokens)?;
+        let mut state = StateBuffer::new(size);
+        let (t, seed) = (p.temperature_q16, p.seed);
+        crate::init_state(config, &mut state, p.prompt, max_tokens, t, seed)?;
+        let input = TurnInput {
+            config,
+            metadata: zero,
+            sections: &[],
+            allowance: crate::planner::CHARGES.allowance,
+        };
+        while StateInfo::read(&state)?.phase < Phase::Embedding {
+            inference::turn_with(&input, None, &mut state)?;
+        }
+        Ok(StateInfo::read(&state)?.prompt_tokens)
+    };
+    match tokenize(p.max_tokens) {
+        Err(crate::Error::ContextExceeded) => {}
+        Ok(_) => return Ok(()),
+        Err(e) => return Err(Refusal::Core(e)),
+    }
+    let tokens = tokenize(1).map_err(Refusal::Core)?;
+    let (max_tokens, context) = (p.max_tokens, config.seq_len);
+    Err(Refusal::Context {
+        tokens,
+        max_tokens,
+        context,
+    })
+}
+
+/// Why a run's parameters are refused, before anything is sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The prompt's length in bytes, above `MAX_PROMPT_BYTES`.
+    PromptTooLong(usize),
+    /// The offset of a zero byte in the prompt.
+    ZeroByte(usize),
+    NotUtf8,
+    /// Max tokens outside 1 to the model's context.
+    MaxTokens {
+        given: u32,
+        context: u32,
+    },
+    /// A temperature above 16, as typed.
+    Temperature(String),
+    NegativeTemperature(String),
+    NotDecimal(String),
+    /// The prompt's tokens and max tokens need more positions than the
+    /// model's context.
+    Context {
+        tokens: u32,
+        max_tokens: u32,
+        context: u32,
+    },
+    /// Section zero could not tokenize the prompt.
+    Core(crate::Error),
+}
+
+/// How a client names the parameters: the CLI by its flags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spelling {
+    /// `--max-tokens`, `--temperature`.
+    Flags,
+    /// `max tokens`, `temperature`.
+    Words,
+}
+
+impl Refusal {
+    /// The refusal in a sentence.
+    pub fn words(&self, spelling: Spelling) -> String {
+        let (max_tokens, temperature) = match spelling {
+            Spelling::Flags => ("--max-tokens", "--temperature"),
+            Spelling::Words => ("max tokens", "temperature"),
+        };
+        match self {
+            Refusal::PromptTooLong(len) => {
+                format!("the prompt is {len} bytes: at most {MAX_PROMPT_BYTES}")
+            }
+            Refusal::ZeroByte(at) => {
+                format!("the prompt has a zero byte at offset {at}: prompts cannot hold one")
+            }
+            Refusal::NotUtf8 => "the prompt is not UTF-8".into(),
+            Refusal::MaxTokens { given, context } => {
+                format!("{max_tokens} {given} is out of range: 1 to the model's context, {context}")
+            }
+            Refusal::Temperature(t) => format!("{temperature} {t} is above the most, 16"),
+            Refusal::NegativeTemperature(t) => {
+                format!("{temperature} {t} is below zero: it is 0 (the likeliest token) to 16")
+            }
+            Refusal::NotDecimal(t) => {
+                format!("{temperature} {t:?} is not a decimal number such as 0.8")
+            }
+            Refusal::Context {
+                tokens,
+                max_tokens: m,
+                context,
+            } => format!(
+                "the prompt is {tokens} tokens and {max_tokens} is {m}: {} positions, past the \
+                 model's context of {context}; give {max_tokens} {} at most (nothing was sent)",
+                *tokens as u64 + *m as u64 - 1,
+                (context + 1).saturating_sub(*tokens)
+            ),
+            Refusal::Core(e) => format!("section zero cannot tokenize the prompt: {e}"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::convert::TINY;
+
+    #[test]
+    fn temperatures_are_refused_in_words() {
+        assert_eq!(temperature("0.8"), Ok(52_429));
+        assert_eq!(temperature("16"), Ok(16 << 16));
+        let words = |t: &str| temperature(t).unwrap_err().words(Spelling::Flags);
+        assert_eq!(words("16.1"), "--temperature 16.1 is above the most, 16");
+        assert_eq!(
+            words("999999.999999999999"),
+            "--temperature 999999.999999999999 is above the most, 16"
+        );
+        assert!(words("-1").contains("below zero"));
+        assert!(words("hot").contains("not a decimal number"));
+        assert_eq!(temperature_text(52_429), "0.8");
+        assert_eq!(temperature_text(0), "0");
+    }
+
+    #[test]
+    fn parameters_name_the_limit_they_break() {
+        let prompt = b"Once upon a time".to_vec();
+        let ok = RunParams {
+            prompt: &prompt,
+            max_tokens: TINY.seq_len,
+            temperature_q16: 0,
+            seed: 0,
+        };
+        assert_eq!(check(&TINY, &ok), Ok(()));
+        let too_many = RunParams {
+            max_tokens: TINY.seq_len + 1,
+            ..ok
+        };
+        let e = check(&TINY, &too_many).unwrap_err();
+        let (given, context) = (TINY.seq_len + 1, TINY.seq_len);
+        assert_eq!(
+            e.words(Spelling::Flags),
+            format!("--max-tokens {given} is out of range: 1 to the model's context, {context}")
+        );
+        assert_eq!(
+            e.words(Spelling::Words),
+            format!("max tokens {given} is out of range: 1 to the model's context, {context}")
+        );
+        let long = vec![b'a'; 1025];
+        let e = check(
+            &TINY,
+            &RunParams {
+                prompt: &long,
+                ..ok
+            },
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.words(Spelling::Words),
+            "the prompt is 1025 bytes: at most 1024"
+        );
+        let zero = RunParams {
+            prompt: b"a\0b",
+            ..ok
+        };
+        assert_eq!(check(&TINY, &zero), Err(Refusal::ZeroByte(1)));
+        let hot = RunParams {
+            temperature_q16: MAX_TEMPERATURE_Q16 + 1,
+            ..ok
+        };
+        assert!(matches!(check(&TINY, &hot), Err(Refusal::Temperature(_))));
+    }
+
+    #[test]
+    fn a_prompt_past_the_context_is_refused_with_the_most_max_tokens() {
+        use crate::convert::{convert, open_artifact, synthetic_checkpoint, synthetic_tokenizer};
+        let ck = synthetic_checkpoint(&TINY, 3).unwrap();
+        let a = convert(&ck, &synthetic_tokenizer(TINY.vocab_size)).unwrap();
+        let m = open_artifact(&a).unwrap();
+        let prompt = b"ab".to_vec();
+        let p = |max_tokens| RunParams {
+            prompt: &prompt,
+            max_tokens,
+            temperature_q16: 0,
+            seed: 0,
+        };
+        let Err(Refusal::Context { tokens, .. }) =
+            fits_context(m.config, m.bytes, &p(TINY.seq_len))
+        else {
+            panic!("a prompt and the whole context do not fit");
+        };
+        // The most max tokens the refusal names is the most that fits.
+        let most = TINY.seq_len + 1 - tokens;
+        assert_eq!(fits_context(m.config, m.bytes, &p(most)), Ok(()));
+        assert!(fits_context(m.config, m.bytes, &p(most + 1)).is_err());
+        let words = fits_context(m.config, m.bytes, &p(TINY.seq_len)).unwrap_err();
+        assert!(words.words(Spelling::Words).ends_with(&format!(
+            "give max tokens {most} at most (nothing was sent)"
+        )));
+    }
 
     #[test]
     fn temperatures_round_to_nearest_in_integers() {

@@ -311,6 +311,20 @@ pub fn receipt(r: &Receipt) -> String {
         .finish()
 }
 
+/// A run's parameters besides its prompt: `{"maxTokens",
+/// "temperatureQ16" (0 if absent), "seed" (0 if absent)}`.
+pub fn run_setup(v: &Value) -> Result<(u32, u32, u64), String> {
+    let t = match v.get("temperatureQ16") {
+        Some(_) => u32_of(v, "temperatureQ16")?,
+        None => 0,
+    };
+    let seed = match v.get("seed") {
+        Some(_) => u64_of(v, "seed")?,
+        None => 0,
+    };
+    Ok((u32_of(v, "maxTokens")?, t, seed))
+}
+
 /// A quote's prices: `{"allowance", "royalty", "lamportsPerSignature",
 /// "openTransactions", "rent"}` and the crank's optional `"window"`,
 /// `"cuLimit"` and `"priorityRamp"`; with the run's `"maxTokens"`,
@@ -328,15 +342,8 @@ pub fn quote_setup(v: &Value) -> Result<(Prices, u32, u32, u64), String> {
         open_transactions: u64_of(v, "openTransactions")?,
         rent: u64_of(v, "rent")?,
     };
-    let seed = match v.get("seed") {
-        Some(_) => u64_of(v, "seed")?,
-        None => 0,
-    };
-    let t = match v.get("temperatureQ16") {
-        Some(_) => u32_of(v, "temperatureQ16")?,
-        None => 0,
-    };
-    Ok((prices, u32_of(v, "maxTokens")?, t, seed))
+    let (max_tokens, t, seed) = run_setup(v)?;
+    Ok((prices, max_tokens, t, seed))
 }
 
 /// A quote: `turns`, `turnsAtMost`, `tokens`, `openTransactions`,

@@ -25,6 +25,9 @@
 //! - `custom_error(what, what_length)`: an instruction's custom error in
 //!   words, named by the program that raised it (`client::errors`):
 //!   `{"code", "instruction", "program"}` in, `{"words", "name"}` out.
+//! - `check_run(config, zero, zero_length, prompt, prompt_length, setup,
+//!   setup_length)`: a run's parameters checked before anything is sent
+//!   (`client::params`), the context too when section zero is given.
 //! - `interface()`: the interface's sizes and codes, so no caller restates
 //!   them: `{"planLength", "stateLayoutLength", "differenceLength",
 //!   "outOfRange", "quoteError", "stateLayoutWords": [...], "coreErrors":
@@ -41,6 +44,7 @@ use std::vec::Vec;
 use super::Region;
 use crate::client::crank::Crank;
 use crate::client::errors::{self, Raiser};
+use crate::client::params::{self, Spelling};
 use crate::client::{quote, receipt, replay, wire};
 use crate::convert::open_artifact;
 use crate::inference::RunParams;
@@ -119,6 +123,59 @@ pub unsafe extern "C" fn custom_error(what: usize, what_length: usize) -> u32 {
     };
     reply(o.finish());
     0
+}
+
+/// Checks a run's parameters for a model before anything is sent
+/// (`client::params`): `config` points to the model's 28 configuration
+/// bytes, `zero` is its section zero (empty: the context is not checked,
+/// which takes tokenizing the prompt), then the prompt and the JSON
+/// `setup`, `{"maxTokens", "temperatureQ16", "seed"}`. Returns 0, or 1
+/// with `{"error": words}` (parameters named in words, not flags).
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn check_run(
+    config: usize,
+    zero: usize,
+    zero_length: usize,
+    prompt: usize,
+    prompt_length: usize,
+    setup: usize,
+    setup_length: usize,
+) -> u32 {
+    // SAFETY (every block below): the contract of the export; the buffers
+    // are only read.
+    let setup = unsafe { document(setup, setup_length) }.and_then(|v| wire::run_setup(&v));
+    let (max_tokens, temperature_q16, seed) = match setup {
+        Ok(s) => s,
+        Err(words) => return error(&words),
+    };
+    let buffers = (
+        unsafe { super::read_config(config) },
+        Region::new(zero, zero_length, Error::InvalidFormat),
+        Region::new(prompt, prompt_length, Error::InvalidPrompt),
+    );
+    let (config, zero, prompt) = match buffers {
+        (Ok(c), Ok(z), Ok(p)) => unsafe { (c, z.bytes(), p.bytes()) },
+        (Err(e), ..) => return error(&format!("the configuration does not check ({e})")),
+        _ => return error("a buffer is outside the module's memory"),
+    };
+    let params = RunParams {
+        prompt,
+        max_tokens,
+        temperature_q16,
+        seed,
+    };
+    let checked = if zero.is_empty() {
+        params::check(&config, &params)
+    } else {
+        params::fits_context(config, zero, &params)
+    };
+    match checked {
+        Ok(()) => {
+            reply("{}".into());
+            0
+        }
+        Err(r) => error(&r.words(Spelling::Words)),
+    }
 }
 
 /// Replies the interface's sizes and codes (see the module's docs).

@@ -55,7 +55,7 @@ import { lamportsPerSignature } from './transactions.js';
 export async function quoteRun(client, modelAddress, params, options = {}) {
   const core = requireCore(client, 'quoteRun');
   const model = await fetchModel(client, modelAddress);
-  const p = runParams(core, params, model.shape);
+  const p = runParams(core, params, model);
   const config = await fetchConfig(client, model.config);
   const allowance = checkAllowance(config.allowance);
   let artifact = options.artifact;

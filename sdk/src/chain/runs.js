@@ -13,7 +13,7 @@ import { optionsQ16, promptBytes } from '../core.js';
 import { readStateInfo } from '../format.js';
 import { ACCOUNT_TAGS, RUN_HEADER_LEN } from './accounts.js';
 import { requireCore, requireSecret } from './client.js';
-import { fetchModel, fetchRawAccount, fetchRunAccount } from './fetch.js';
+import { fetchModel, fetchRawAccount, fetchRunAccount, fetchWeight } from './fetch.js';
 import * as ix from './instructions.js';
 import { runSigner } from './keys.js';
 import { checkModelIdentity } from './models.js';
@@ -37,21 +37,23 @@ const STAGED_PROMPT_OFFSET = RUN_HEADER_LEN + 128;
  */
 
 /**
- * Checks run parameters against a model's shape, in words, and gives them in the form the chain takes.
+ * Checks run parameters against a model, in the client core's words, and
+ * gives them in the form the chain takes. With the model's section zero,
+ * it also checks that the prompt's tokens and max tokens fit the context.
  * @param {import('../core.js').CoreWasm} core
  * @param {RunParams} p
- * @param {import('../format.js').Config} shape
+ * @param {{ configBytes: Uint8Array }} model
+ * @param {Uint8Array | null} [zero]
  */
-export function runParams(core, p, shape) {
+export function runParams(core, p, model, zero = null) {
   const prompt = promptBytes(p.prompt);
-  if (prompt.length > MAX_PROMPT_BYTES) throw new RangeError(`the prompt is ${prompt.length} bytes: at most ${MAX_PROMPT_BYTES}`);
-  if (!Number.isInteger(p.maxTokens) || p.maxTokens < 1 || p.maxTokens > shape.seqLen) {
-    throw new RangeError(`max tokens ${p.maxTokens} is out of range: 1 to the model's context, ${shape.seqLen}`);
+  if (!Number.isInteger(p.maxTokens) || p.maxTokens < 0 || p.maxTokens > 0xffffffff) {
+    throw new RangeError(`max tokens ${p.maxTokens} is not a whole number of tokens`);
   }
   const temperatureQ16 = optionsQ16(core, p);
-  if (temperatureQ16 > 16 * 65536) throw new RangeError(`temperature ${temperatureQ16 / 65536} is out of range: at most 16`);
   const seed = BigInt(p.seed ?? 0);
   if (seed < 0n || seed >= 1n << 64n) throw new RangeError(`seed ${seed} is out of range: 0 to 2^64 - 1`);
+  core.checkRun(model.configBytes, zero, prompt, { maxTokens: p.maxTokens, temperatureQ16, seed });
   return { prompt, maxTokens: p.maxTokens, temperatureQ16, seed, label: p.label ?? '' };
 }
 
@@ -125,7 +127,8 @@ export async function openRun(client, modelAddress, params) {
   await settle(client);
   const model = await fetchModel(client, modelAddress);
   await checkModelIdentity(model);
-  const p = runParams(core, params, model.shape);
+  const zero = model.sections[0].weight ? (await fetchWeight(client, model.sections[0].weight)).bytes : null;
+  const p = runParams(core, params, model, zero);
   const run = await runSigner(core, secret, { model: modelAddress, ...p });
   const length = RUN_HEADER_LEN + core.stateSize(model.configBytes, p.prompt.length, p.maxTokens);
   const escrow = model.royalty * BigInt(p.maxTokens);
@@ -235,5 +238,5 @@ export async function runAccountSigner(client, modelAddress, params) {
   const secret = requireSecret(client, 'runAccountSigner');
   const core = requireCore(client, 'runAccountSigner');
   const model = await fetchModel(client, modelAddress);
-  return runSigner(core, secret, { model: modelAddress, ...runParams(core, params, model.shape) });
+  return runSigner(core, secret, { model: modelAddress, ...runParams(core, params, model) });
 }

@@ -311,6 +311,17 @@ describe('the JS chain client on curta-localnet', () => {
     const g = golden('stories260k-reference');
     await assert.rejects(openRun(client, model, { ...g.params, prompt: 'a'.repeat(1025) }), /the prompt is 1025 bytes: at most 1024/);
     await assert.rejects(openRun(client, model, { ...g.params, maxTokens: 513 }), /max tokens 513 is out of range: 1 to the model's context, 512/);
+    await assert.rejects(openRun(client, model, { ...g.params, prompt: 'a\0b' }), /the prompt has a zero byte at offset 1: prompts cannot hold one/);
+    // The prompt's tokens and max tokens past the context: refused before
+    // anything is sent (a run opened so could only be closed), in the
+    // CLI's words (core/src/client/params.rs).
+    const before = await client.rpc.getBalance(client.payer.address, { commitment: 'confirmed' }).send();
+    await assert.rejects(
+      openRun(client, model, { ...g.params, prompt: 'The cat sat on the mat.', maxTokens: 512 }),
+      /the prompt is \d+ tokens and max tokens is 512: \d+ positions, past the model's context of 512; give max tokens \d+ at most \(nothing was sent\)/,
+    );
+    const after = await client.rpc.getBalance(client.payer.address, { commitment: 'confirmed' }).send();
+    assert.equal(after.value, before.value, 'nothing was sent');
     await assert.rejects(fetchModel(client, config), /is not a curta model account \(tag "CURTACF1"; a model starts with CURTAMD1\)/);
     await assert.rejects(fetchModel(client, client.payer.address), /is not a curta model: it belongs to 11111111111111111111111111111111/);
     const nobody = (await generateKeyPairSigner()).address;
