@@ -75,6 +75,8 @@ export const EXPORTS = Object.freeze([
   'derivation',
   'custom_error',
   'check_run',
+  'replay_run',
+  'receipt_differences',
 ]);
 
 /**
@@ -399,6 +401,40 @@ export class CoreWasm {
       this.callJson(this.exports.check_run, [c.pointer], [zero ?? new Uint8Array(0), prompt, setup]),
     );
     if (status !== 0) throw new RangeError(reply.error);
+  }
+
+  /**
+   * Every remaining turn of a run from its state, as the client core
+   * replays it for the crank (`replay_run`; the JSON `docs/client.md`
+   * gives: hashes hex, text base64).
+   * @param {Uint8Array | CoreArtifact} artifact
+   * @param {Uint8Array} state
+   * @param {{ allowance: number }} setup
+   */
+  replayRun(artifact, state, setup) {
+    const json = JSON.stringify(setup);
+    const { status, reply } =
+      artifact instanceof CoreArtifact
+        ? this.callJson(this.exports.replay_run, [artifact.buffer.pointer, artifact.buffer.length], [state, json])
+        : this.callJson(this.exports.replay_run, [], [artifact, state, json]);
+    if (status !== 0) {
+      if (reply.code === null) throw new TypeError(reply.error);
+      throw new CurtaCoreError(reply.code);
+    }
+    return reply;
+  }
+
+  /**
+   * How a receipt differs from the replay's step of its turn, in the
+   * client core's words (`receipt_differences`): `check` is `{ receipt,
+   * step, run, model, royalty }` as JSON values.
+   * @param {object} check
+   * @returns {{ field: string, receipt: string, replay: string, words: string }[]}
+   */
+  receiptDifferences(check) {
+    const { status, reply } = this.callJson(this.exports.receipt_differences, [], [JSON.stringify(check)]);
+    if (status !== 0) throw new TypeError(`receipt_differences: ${reply.error}`);
+    return reply;
   }
 
   /**

@@ -588,7 +588,7 @@ async function verifyEarlier(client, runAddress, params, upTo) {
   /** @type {Uint8Array[]} */
   const texts = [];
   for await (const r of followRun(client, runAddress)) {
-    const diffs = receiptDifferences(r, replay.steps[r.turns - 1], { run: runAddress, model: model.address, royalty: model.royalty });
+    const diffs = receiptDifferences(/** @type {any} */ (client.core), r, replay.steps[r.turns - 1], { run: runAddress, model: model.address, royalty: model.royalty });
     if (diffs.length > 0) {
       const d = diffs[0];
       addTurn(r.turns, `MISMATCH at turn ${r.turns}: ${d.field}`, 'mismatch');

@@ -16,10 +16,12 @@ use super::crank::{
 };
 use super::keys::{Derivation, RunSeed};
 use super::quote::{Prices, Quote};
-use super::receipt::Receipt;
+use super::receipt::{Difference, Expected, Receipt};
+use super::replay::{Replay, Step};
 use crate::json::{array, Object, Value};
 use crate::planner::CHARGES;
 use crate::protocol::Address;
+use crate::protocol::TurnEvent;
 
 fn field<'v>(v: &'v Value, key: &str) -> Result<&'v Value, String> {
     v.get(key)
@@ -426,4 +428,109 @@ pub fn derivation_bytes(d: &Derivation) -> String {
         .str("beforeSecret", &base64::encode(&d.before_secret()))
         .str("afterSecret", &base64::encode(&d.after_secret()))
         .finish()
+}
+
+/// A replay: `{"initialSha256", "steps": [{"turnsBefore" (u64),
+/// "sections", "estimatedCu", "charged", "generated", "generatedThisTurn",
+/// "phase", "textLength", "tokens", "text" (base64), "stateSha256"}]}`,
+/// hashes in hex.
+pub fn replay(r: &Replay) -> String {
+    let steps = r.steps.iter().map(|s| {
+        Object::default()
+            .big("turnsBefore", s.turns_before)
+            .raw("sections", &numbers(&s.sections))
+            .num("estimatedCu", s.estimated_cu as u64)
+            .num("charged", s.charged as u64)
+            .num("generated", s.generated as u64)
+            .num("generatedThisTurn", s.generated_this_turn as u64)
+            .num("phase", s.phase as u64)
+            .num("textLength", s.text_len as u64)
+            .raw("tokens", &numbers(&s.tokens))
+            .str("text", &base64::encode(&s.text))
+            .str("stateSha256", &hex(&s.state_sha256))
+            .finish()
+    });
+    Object::default()
+        .str("initialSha256", &hex(&r.initial_sha256))
+        .raw("steps", &array(steps))
+        .finish()
+}
+
+fn u32s_of(v: &Value, key: &str) -> Result<Vec<u32>, String> {
+    let items = field(v, key)?
+        .as_array()
+        .ok_or_else(|| format!("{key} must be an array"))?;
+    items
+        .iter()
+        .map(|n| n.as_u64().and_then(|n| u32::try_from(n).ok()))
+        .collect::<Option<Vec<u32>>>()
+        .ok_or_else(|| format!("{key} must hold whole numbers below 2^32"))
+}
+
+fn base64_of(v: &Value, key: &str) -> Result<Vec<u8>, String> {
+    base64::decode(str_of(v, key)?).ok_or_else(|| format!("{key} must be base64"))
+}
+
+/// A receipt as `receipt` writes it.
+pub fn receipt_of(v: &Value) -> Result<Receipt, String> {
+    Ok(Receipt {
+        event: TurnEvent {
+            run: address_of(v, "run")?,
+            model: address_of(v, "model")?,
+            turns: u64_of(v, "turns")?,
+            paid: u64_of(v, "paid")?,
+            generated: u32_of(v, "generated")?,
+            generated_this_turn: u32_of(v, "generatedThisTurn")?,
+            charged: u32_of(v, "charged")?,
+            phase: u32_of(v, "phase")?,
+            text_len: u32_of(v, "textLength")?,
+        },
+        tokens: u32s_of(v, "tokens")?,
+        text: base64_of(v, "text")?,
+    })
+}
+
+/// A replay's step as `replay` writes it (its state's hash is not read).
+pub fn step_of(v: &Value) -> Result<Step, String> {
+    Ok(Step {
+        turns_before: u64_of(v, "turnsBefore")?,
+        sections: u32s_of(v, "sections")?,
+        estimated_cu: u32_of(v, "estimatedCu")?,
+        charged: u32_of(v, "charged")?,
+        generated: u32_of(v, "generated")?,
+        generated_this_turn: u32_of(v, "generatedThisTurn")?,
+        phase: u32_of(v, "phase")?,
+        text_len: u32_of(v, "textLength")?,
+        tokens: u32s_of(v, "tokens")?,
+        text: base64_of(v, "text")?,
+        state_sha256: [0; 32],
+    })
+}
+
+/// `{"receipt", "step", "run", "model", "royalty"}`: a receipt, the
+/// replay's step of its turn, and what else it must say.
+pub fn receipt_check(v: &Value) -> Result<(Receipt, Step, Expected), String> {
+    let expected = Expected {
+        run: address_of(v, "run")?,
+        model: address_of(v, "model")?,
+        royalty: u64_of(v, "royalty")?,
+    };
+    Ok((
+        receipt_of(field(v, "receipt")?)?,
+        step_of(field(v, "step")?)?,
+        expected,
+    ))
+}
+
+/// How a receipt differs from the replay: `[{"field", "receipt",
+/// "replay", "words"}]`, empty when it matches.
+pub fn differences(found: &[Difference]) -> String {
+    array(found.iter().map(|d| {
+        Object::default()
+            .str("field", d.field)
+            .str("receipt", &d.receipt)
+            .str("replay", &d.replay)
+            .str("words", &d.to_string())
+            .finish()
+    }))
 }

@@ -28,6 +28,11 @@
 //! - `check_run(config, zero, zero_length, prompt, prompt_length, setup,
 //!   setup_length)`: a run's parameters checked before anything is sent
 //!   (`client::params`), the context too when section zero is given.
+//! - `replay_run(artifact, artifact_length, state, state_length, setup,
+//!   setup_length)`: every remaining turn of a run from its state, as the
+//!   crank replays it (`wire::replay`).
+//! - `receipt_differences(check, check_length)`: a receipt against the
+//!   replay's step of its turn, field by field, in the crank's words.
 //! - `interface()`: the interface's sizes and codes, so no caller restates
 //!   them: `{"planLength", "stateLayoutLength", "differenceLength",
 //!   "outOfRange", "quoteError", "stateLayoutWords": [...], "coreErrors":
@@ -175,6 +180,78 @@ pub unsafe extern "C" fn check_run(
             0
         }
         Err(r) => error(&r.words(Spelling::Words)),
+    }
+}
+
+/// Replays a run from a state (`client::replay`, the replay the crank
+/// checks against): the artifact, the state, and the JSON `setup`,
+/// `{"allowance"}` (1,350,000 if absent). Returns 0 and `wire::replay`'s
+/// JSON, or 1 and `{"error", "code", "turn"}`.
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn replay_run(
+    artifact: usize,
+    artifact_length: usize,
+    state: usize,
+    state_length: usize,
+    setup: usize,
+    setup_length: usize,
+) -> u32 {
+    let refuse = |words: &str, code: Option<Error>, turn: u64| {
+        refusal(words, code, turn);
+        1
+    };
+    // SAFETY (every block below): the contract of the export; the buffers
+    // are only read.
+    let allowance = match unsafe { document(setup, setup_length) } {
+        Ok(v) => match v.get("allowance").map(|a| a.as_u64()) {
+            None => crate::planner::CHARGES.allowance,
+            Some(Some(a)) if a <= u32::MAX as u64 => a as u32,
+            Some(_) => return refuse("allowance must be a number of compute units", None, 0),
+        },
+        Err(words) => return refuse(&words, None, 0),
+    };
+    let regions = (
+        Region::new(artifact, artifact_length, Error::InvalidFormat),
+        Region::new(state, state_length, Error::InvalidState),
+    );
+    let (artifact, state) = match regions {
+        (Ok(a), Ok(s)) => unsafe { (a.bytes(), s.bytes()) },
+        (Err(e), _) | (_, Err(e)) => {
+            return refuse("a buffer is outside the module's memory", Some(e), 0)
+        }
+    };
+    match replay::replay(artifact, state, allowance) {
+        Ok(r) => {
+            reply(wire::replay(&r));
+            0
+        }
+        Err(e) => {
+            let words = match e.turn {
+                0 => "the run's state does not check".to_string(),
+                t => std::format!("the replay of turn {t} failed"),
+            };
+            refuse(&words, Some(e.error), e.turn)
+        }
+    }
+}
+
+/// How a receipt differs from the replay's step of its turn
+/// (`receipt::differences`), for the JSON `check`,
+/// `{"receipt", "step", "run", "model", "royalty"}`: returns 0 and
+/// `wire::differences`' array (empty when it matches), or 1 and
+/// `{"error": words}`.
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn receipt_differences(check: usize, check_length: usize) -> u32 {
+    // SAFETY: the contract of the export.
+    let parsed = unsafe { document(check, check_length) }.and_then(|v| wire::receipt_check(&v));
+    match parsed {
+        Ok((r, step, expected)) => {
+            reply(wire::differences(&receipt::differences(
+                &r, &step, &expected,
+            )));
+            0
+        }
+        Err(words) => error(&words),
     }
 }
 

@@ -2,14 +2,15 @@
 // The module's replay of a run: from any state (the chain's, or a fresh
 // one), every turn the program will take, with what it plans (the weight
 // sections, the compute units) and what it must produce (the receipt's
-// fields, tokens and text, and the state itself). client/src/replay.rs
-// does the same natively. Every turn is planned as the program plans it:
+// fields, tokens and text, and the state itself). It is the client core's
+// replay (core/src/client/replay.rs), the one the crank checks against and
+// the CLI runs natively. Every turn is planned as the program plans it:
 // with the model's charge table (its artifact's flags, which the Model
 // account records) and its config account's allowance.
 
 import { CoreSession } from '../session.js';
 import { DEFAULT_ALLOWANCE, checkAllowance as checkRange, readStateInfo } from '../format.js';
-import { hex, sha256 } from './bytes.js';
+import { fromBase64 } from './bytes.js';
 
 /**
  * One turn of the replay.
@@ -17,6 +18,7 @@ import { hex, sha256 } from './bytes.js';
  * @property {number} turnsBefore the state's turn count before it (the expected turn count its transaction carries)
  * @property {number[]} sections the matrix sections its plan names
  * @property {number} estimatedCu the plan's estimate
+ * @property {number} charged the compute units it charges (the receipt's `charged`)
  * @property {number} generated tokens generated after it
  * @property {number} generatedThisTurn
  * @property {number} phase after it
@@ -29,7 +31,6 @@ import { hex, sha256 } from './bytes.js';
 /**
  * @typedef {object} Replay
  * @property {Step[]} steps
- * @property {Uint8Array} finalState
  * @property {string} initialSha256
  */
 
@@ -51,50 +52,22 @@ export function checkAllowance(allowance) {
  */
 
 /**
- * Every turn of `session` to the end of its run; closes it.
- * @param {CoreSession} session
- * @returns {Promise<Replay>}
- */
-async function replaySession(session) {
-  try {
-    const initialSha256 = hex(await sha256(session.state()));
-    /** @type {Step[]} */
-    const steps = [];
-    while (!session.complete) {
-      const before = session.info();
-      const report = session.step();
-      const after = session.info();
-      steps.push({
-        turnsBefore: before.turns,
-        sections: report.plan.sections,
-        estimatedCu: report.plan.estimatedCu,
-        generated: after.generated,
-        generatedThisTurn: report.generatedThisTurn,
-        phase: after.phase,
-        textLength: after.textLength,
-        tokens: session.tokens().slice(before.generated),
-        text: session.textBytes().slice(before.textLength),
-        stateSha256: hex(await sha256(session.state())),
-      });
-    }
-    return { steps, finalState: session.state(), initialSha256 };
-  } finally {
-    session.close();
-  }
-}
-
-/**
  * Replays a run from a state's bytes (the chain's run account after its
  * header), with the artifact's charge table and `options.allowance`.
  * @param {import('../core.js').CoreWasm} core
  * @param {Uint8Array | import('../core.js').CoreArtifact} artifact
  * @param {Uint8Array} state
  * @param {ReplayOptions} [options]
+ * @returns {Promise<Replay>}
  */
-export function replayFromState(core, artifact, state, options = {}) {
+export async function replayFromState(core, artifact, state, options = {}) {
   readStateInfo(state);
   const allowance = checkAllowance(options.allowance ?? DEFAULT_ALLOWANCE);
-  return replaySession(CoreSession.resume(core, artifact, state, { allowance }));
+  const r = core.replayRun(artifact, state, { allowance });
+  return {
+    initialSha256: r.initialSha256,
+    steps: r.steps.map((/** @type {any} */ s) => ({ ...s, turnsBefore: Number(s.turnsBefore), text: fromBase64(s.text) })),
+  };
 }
 
 /**
@@ -104,10 +77,11 @@ export function replayFromState(core, artifact, state, options = {}) {
  * @param {Uint8Array | import('../core.js').CoreArtifact} artifact
  * @param {string | Uint8Array} prompt
  * @param {import('../core.js').RunOptions & ReplayOptions} options
+ * @returns {Promise<Replay>}
  */
 export function replayFromParams(core, artifact, prompt, options) {
-  const allowance = checkAllowance(options.allowance ?? DEFAULT_ALLOWANCE);
-  return replaySession(CoreSession.open(core, artifact, prompt, { ...options, allowance }));
+  const { allowance, ...run } = options;
+  return replayFromState(core, artifact, initialState(core, artifact, prompt, run), { allowance });
 }
 
 /**

@@ -82,6 +82,7 @@ test('a receipt is read from the logs (Curta’s own lines only) and checked fie
     turnsBefore: 6,
     sections: [1],
     estimatedCu: 1_349_878,
+    charged: 1_349_878,
     generated: 1,
     generatedThisTurn: 1,
     phase: 3,
@@ -90,12 +91,19 @@ test('a receipt is read from the logs (Curta’s own lines only) and checked fie
     text: new TextEncoder().encode(','),
     stateSha256: '',
   };
-  assert.deepEqual(receiptDifferences(r, step, { run, model, royalty: 1000n }), []);
-  assert.deepEqual(receiptDifferences(r, { ...step, turnsBefore: 7, tokens: [433], estimatedCu: 1_000_000 }, { run, model, royalty: 1000n }), [
-    { field: 'turns', receipt: '7', replay: '8' },
-    { field: 'tokens', receipt: '[432]', replay: '[433]' },
-    { field: 'charged', receipt: '1349878', replay: "at most the plan's 1000000" },
-  ]);
+  assert.deepEqual(receiptDifferences(core, r, step, { run, model, royalty: 1000n }), []);
+  // The crank's and the CLI's words (core/src/client/receipt.rs); the
+  // charge is the replay's exactly.
+  const wrong = receiptDifferences(core, r, { ...step, turnsBefore: 7, tokens: [433], charged: 1_000_000 }, { run, model, royalty: 1000n });
+  assert.deepEqual(
+    wrong.map(({ field, receipt, replay }) => ({ field, receipt, replay })),
+    [
+      { field: 'turns', receipt: '7', replay: '8' },
+      { field: 'charged', receipt: '1349878', replay: '1000000' },
+      { field: 'tokens', receipt: '[432]', replay: '[433]' },
+    ],
+  );
+  assert.equal(wrong[0].words, 'turns: the receipt has 7, the replay 8');
 });
 
 test('an interrupted upload writes only the chunks not held', () => {
