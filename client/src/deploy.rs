@@ -238,12 +238,17 @@ fn write_jobs(cluster: &Cluster, buffer: &Pubkey, so: &[u8], held: &[u8]) -> Vec
     let chunk = packing::most_that_fit(so.len(), &payer, |n| {
         vec![loader::write(buffer, &payer, 0, vec![0; n])]
     });
-    packing::missing_chunks(so, held, chunk)
-        .map(|(offset, bytes)| Job {
+    curta_core::client::upload::missing_chunks(so, held, chunk)
+        .map(|(offset, len)| Job {
             what: format!("writing the program into buffer {buffer} at offset {offset}"),
-            instructions: vec![loader::write(buffer, &payer, offset as u32, bytes.to_vec())],
+            instructions: vec![loader::write(
+                buffer,
+                &payer,
+                offset as u32,
+                so[offset..offset + len].to_vec(),
+            )],
             signers: vec![],
-            units: bytes.len() as u64,
+            units: len as u64,
         })
         .collect()
 }

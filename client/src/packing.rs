@@ -124,21 +124,6 @@ fn open_transactions(
     out
 }
 
-/// The chunks of `data`, `chunk` bytes each (the last may be short), with
-/// their offsets, that `held` does not already hold there: what an
-/// interrupted upload still has to write.
-pub fn missing_chunks<'a>(
-    data: &'a [u8],
-    held: &'a [u8],
-    chunk: usize,
-) -> impl Iterator<Item = (usize, &'a [u8])> + 'a {
-    let chunk = chunk.max(1);
-    data.chunks(chunk)
-        .enumerate()
-        .map(move |(k, bytes)| (k * chunk, bytes))
-        .filter(move |&(offset, bytes)| held.get(offset..offset + bytes.len()) != Some(bytes))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,17 +227,5 @@ mod tests {
                 .collect();
             assert!(programs.iter().flatten().all(|id| *id == program));
         }
-    }
-
-    #[test]
-    fn missing_chunks_are_those_not_held() {
-        let data: Vec<u8> = (1..=10).collect();
-        // Chunks at 0, 4 and 8; the first one held, the second one half.
-        let mut held = vec![0u8; 6];
-        held[..4].copy_from_slice(&data[..4]);
-        held[4..6].copy_from_slice(&data[4..6]);
-        let missing: Vec<(usize, &[u8])> = missing_chunks(&data, &held, 4).collect();
-        assert_eq!(missing, vec![(4, &data[4..8]), (8, &data[8..10])]);
-        assert_eq!(missing_chunks(&data, &data, 4).count(), 0);
     }
 }

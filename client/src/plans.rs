@@ -8,7 +8,8 @@
 //! but in the orders and with the accounts its input chooses, which a plan
 //! of the happy path never would; it stays free of the RPC client.
 
-use curta_core::protocol::{self, model, weight, SEAL_BYTES_PER_CALL};
+use curta_core::client::upload;
+use curta_core::protocol::{self, model, weight};
 use solana_compute_budget_interface::ComputeBudgetInstruction;
 use solana_instruction::Instruction;
 use solana_pubkey::Pubkey;
@@ -27,10 +28,6 @@ pub struct Planned {
     /// Its share of the progress (bytes written, say).
     pub units: u64,
 }
-
-/// The compute units one `seal_section` asks for: two 1 MiB chunks of
-/// `sol_sha256` at about 524,000 each (`docs/program.md`).
-pub const SEAL_CU: u32 = 1_100_000;
 
 /// Who an upload's transactions name: the program, who funds the
 /// accounts it creates, and the model's owner (one signer in `curta`).
@@ -112,8 +109,7 @@ pub fn write_chunk(program: &Pubkey, keys: &ModelKeys, payer: &Pubkey) -> usize 
 }
 
 /// The writes of section `i`'s chunks whose bytes the weight account does
-/// not hold yet (`held`: its bytes; a fresh account is zero, so zero
-/// chunks are never written).
+/// not hold yet (`held`: its bytes; `curta_core::client::upload`'s rule).
 pub fn writes(
     program: &Pubkey,
     keys: &ModelKeys,
@@ -122,27 +118,26 @@ pub fn writes(
     held: &[u8],
     chunk: usize,
 ) -> Vec<Planned> {
-    packing::missing_chunks(section, held, chunk)
-        .map(|(offset, bytes)| Planned {
-            what: format!("writing section {i} at offset {offset}"),
-            instructions: vec![ix::write(
-                program,
-                &keys.model,
-                &keys.weights[i],
-                &keys.owner,
-                offset as u64,
-                bytes,
-            )],
-            signers: vec![],
-            units: bytes.len() as u64,
-        })
+    upload::missing_chunks(section, held, chunk)
+        .map(|(offset, len)| write(program, keys, i, offset, &section[offset..offset + len]))
         .collect()
 }
 
-/// How many `seal_section` calls a section of `len` bytes takes (one
-/// hashes 2 MiB).
-pub fn seal_calls(len: usize) -> usize {
-    len.div_ceil(SEAL_BYTES_PER_CALL).max(1)
+/// The write of `bytes` at `offset` of section `i`.
+pub fn write(program: &Pubkey, keys: &ModelKeys, i: usize, offset: usize, bytes: &[u8]) -> Planned {
+    Planned {
+        what: format!("writing section {i} at offset {offset}"),
+        instructions: vec![ix::write(
+            program,
+            &keys.model,
+            &keys.weights[i],
+            &keys.owner,
+            offset as u64,
+            bytes,
+        )],
+        signers: vec![],
+        units: bytes.len() as u64,
+    }
 }
 
 /// The `call`-th `seal_section` of section `i`: each asks for a slightly
@@ -157,7 +152,7 @@ pub fn seal_section(
     Planned {
         what: format!("sealing section {i}"),
         instructions: vec![
-            ComputeBudgetInstruction::set_compute_unit_limit(SEAL_CU + call as u32),
+            ComputeBudgetInstruction::set_compute_unit_limit(upload::seal_cu(call)),
             ix::seal_section(program, &keys.model, &keys.weights[i], &keys.owner, digest),
         ],
         signers: vec![],

@@ -2,17 +2,19 @@
 //! every section written in parallel chunks, each sealed, then the model.
 //!
 //! Resumable by construction: the model's and weight accounts' keys are
-//! derived (`keys::model`, `keys::weight`), and every step reads the chain
-//! first and does only what is missing. Chunks are written only where the
-//! account's bytes differ from the artifact's (a fresh account is zero, so
-//! zero chunks are never sent), sections already sealed are checked
+//! derived (`keys::model`, `keys::weight`), and each step is the client
+//! core's answer to what the chain holds (`curta_core::client::upload`,
+//! which the SDK runs too): chunks are written only where the account's
+//! bytes differ from the artifact's, sections already sealed are checked
 //! against the artifact's digests, and an interrupted process's in-flight
-//! transactions are waited for before any of that (`journal`).
+//! transactions are waited for before any of that (`journal`). This file
+//! does the I/O: reading the accounts, sending each step.
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use curta_core::protocol::{self, model, weight, WeightAccount};
+use curta_core::client::upload::{self as core_upload, Step};
+use curta_core::protocol::{model, weight, WeightAccount};
 use futures::future::try_join_all;
 use solana_pubkey::Pubkey;
 use solana_signer::Signer;
@@ -55,14 +57,7 @@ pub async fn estimate(cluster: &Cluster, artifact: &Artifact) -> Result<Needed> 
     let m = artifact.metadata();
     let count = m.section_count();
     let mut rent = cluster.rent(model::len(count)).await?;
-    let stand_in = ModelKeys {
-        config_account: Pubkey::new_from_array([1; 32]),
-        model: Pubkey::new_from_array([2; 32]),
-        owner: cluster.payer_key(),
-        weights: vec![Pubkey::new_from_array([3; 32]); count],
-        royalty: 0,
-        identity: [0; 32],
-    };
+    let stand_in = stand_in_keys(&cluster.payer_key(), count);
     let chunk = plans::write_chunk(&cluster.program_id, &stand_in, &stand_in.owner);
     // The model's creation and each binding: two signatures; each write,
     // seal_section call and seal_model: one.
@@ -70,7 +65,7 @@ pub async fn estimate(cluster: &Cluster, artifact: &Artifact) -> Result<Needed> 
     for i in 0..count {
         let len = m.section_len(i);
         rent += cluster.rent(weight::HEADER_LEN + len).await?;
-        signatures += 2 + len.div_ceil(chunk) + plans::seal_calls(len);
+        signatures += 2 + len.div_ceil(chunk) + core_upload::seal_calls(len);
     }
     let fees = signatures as u64 * cluster.lamports_per_signature().await?;
     Ok(Needed::new().with("rent", rent).with("fees", fees))
@@ -102,8 +97,10 @@ pub async fn upload(
     read_config(cluster, config).await?;
     let m = artifact.metadata();
     let count = m.section_count();
+    let model_kp = keys::model(&cluster.payer, &program, config, &artifact.sha256, royalty);
+    let model_key = model_kp.pubkey();
     let mut out = Uploaded {
-        model: Pubkey::default(),
+        model: model_key,
         config: *config,
         sections: count,
         artifact_len: artifact.bytes.len(),
@@ -119,130 +116,137 @@ pub async fn upload(
         payer: &payer,
         owner: &payer,
     };
-    let model_kp = keys::model(&cluster.payer, &program, config, &artifact.sha256, royalty);
-    let model_key = model_kp.pubkey();
-    out.model = model_key;
-
-    // The model account.
-    let params = ModelParams {
-        royalty,
-        config: m.config,
-        flags: artifact.flags(),
-        zero_len: m.section_len(0) as u64,
+    let plan = core_upload::Upload {
+        artifact: &artifact.bytes,
+        config: config.as_array(),
+        owner: payer.as_array(),
+        model: model_key.as_array(),
+        chunk: plans::write_chunk(&program, &stand_in_keys(&payer, count), &payer),
     };
-    let mut info = match cluster.account(&model_key).await? {
-        None => {
-            let lamports = cluster.rent(model::len(count)).await?;
-            let create =
-                plans::create_model(uploader, config, &model_key, &params, count, lamports);
-            let l = cluster
-                .send_and_confirm(&create.what, &create.instructions, &[&model_kp], true)
-                .await?;
-            landed(&mut out.summary, l.slot, 2 * per_signature);
-            read(cluster, &model_key).await?
-        }
-        Some(_) => read(cluster, &model_key).await?,
-    };
-    check_model(&info, artifact, config, &payer)?;
-    if info.status == model::SEALED {
-        out.already = true;
-        (out.rent, out.weight_accounts) = held(cluster, &info).await?;
-        out.seconds = started.elapsed().as_secs_f64();
-        return Ok(out);
-    }
-
-    // A weight account bound to every section that has none.
-    let mut binds = vec![];
-    for (i, s) in info.sections.iter().enumerate() {
-        if s.weight.is_some() {
-            continue;
-        }
-        let w = Arc::new(keys::weight(&cluster.payer, &model_key, i as u32));
-        let len = s.len as usize;
-        let lamports = cluster.rent(weight::HEADER_LEN + len).await?;
-        let bind = plans::bind_weight(uploader, &model_key, i as u32, &w.pubkey(), len, lamports);
-        binds.push(Job::of(bind, vec![w]));
-    }
-    if !binds.is_empty() {
-        let progress = Progress::new("binding weight accounts", binds.len() as u64, "sections");
-        let s = sender::send_all(cluster, &binds, send_opts(in_flight), Some(&progress)).await?;
-        progress.finish();
-        out.summary.add(&s);
-        info = read(cluster, &model_key).await?;
-    }
-    let keys = info.keys.clone();
-
-    // Every chunk the weight accounts do not hold yet, until they hold all.
-    let chunk = plans::write_chunk(&program, &keys, &payer);
-    for round in 0..3 {
-        let mut jobs = vec![];
-        for i in 0..count {
-            let section = artifact.section(i);
-            let data = cluster.data(&keys.weights[i]).await?;
-            let w = WeightAccount::read(&data).map_err(|_| {
-                Error::new(format!(
-                    "{} (section {i}) is not a weight account",
-                    keys.weights[i]
-                ))
-            })?;
-            if w.model() != model_key.as_array() || w.section() != i as u32 {
-                bail!(
-                    "{} is bound to section {i} of model {model_key} but says otherwise",
-                    keys.weights[i]
-                );
+    let (mut acted, mut write_rounds) = (false, 0);
+    loop {
+        let model_data = cluster.account(&model_key).await?.map(|a| a.data);
+        let info = match &model_data {
+            Some(data) => Some(parse_model(&model_key, data)?),
+            None => None,
+        };
+        // The weight accounts' bytes, once every section has one.
+        let bound: Vec<Pubkey> = info
+            .iter()
+            .flat_map(|i| i.sections.iter().filter_map(|s| s.weight))
+            .collect();
+        let weights = match bound.len() == count {
+            true => cluster.accounts(&bound).await?,
+            false => vec![],
+        };
+        let weights: Vec<Option<&[u8]>> = weights
+            .iter()
+            .map(|a| a.as_ref().map(|a| &a.data[..]))
+            .collect();
+        let step = core_upload::next(&plan, model_data.as_deref(), &weights).map_err(Error::new)?;
+        match step {
+            Step::CreateModel { len } => {
+                let params = ModelParams {
+                    royalty,
+                    config: m.config,
+                    flags: artifact.flags(),
+                    zero_len: m.section_len(0) as u64,
+                };
+                let lamports = cluster.rent(len).await?;
+                let create =
+                    plans::create_model(uploader, config, &model_key, &params, count, lamports);
+                let l = cluster
+                    .send_and_confirm(&create.what, &create.instructions, &[&model_kp], true)
+                    .await?;
+                landed(&mut out.summary, l.slot, 2 * per_signature);
             }
-            if w.sealed() {
-                if info.sections[i].digest != Some(protocol::section_digest(section)) {
+            Step::Bind(sections) => {
+                let mut binds = vec![];
+                for (i, space) in sections {
+                    let w = Arc::new(keys::weight(&cluster.payer, &model_key, i));
+                    let len = space - weight::HEADER_LEN;
+                    let lamports = cluster.rent(space).await?;
+                    let bind =
+                        plans::bind_weight(uploader, &model_key, i, &w.pubkey(), len, lamports);
+                    binds.push(Job::of(bind, vec![w]));
+                }
+                let progress =
+                    Progress::new("binding weight accounts", binds.len() as u64, "sections");
+                let s = sender::send_all(cluster, &binds, send_opts(in_flight), Some(&progress))
+                    .await?;
+                progress.finish();
+                out.summary.add(&s);
+            }
+            Step::Write(chunks) => {
+                if write_rounds == 3 {
                     bail!(
-                        "section {i} of model {model_key} is sealed with other bytes than the \
-                         artifact's; close the model (`curta model close`) and upload again"
+                        "{} chunk(s) still differ after writing them three times",
+                        chunks.len()
                     );
                 }
-                continue;
+                write_rounds += 1;
+                let keys = model_keys(info.as_ref())?;
+                let jobs: Vec<Job> = chunks
+                    .iter()
+                    .map(|c| {
+                        let i = c.section as usize;
+                        let bytes = &core_upload::section(&artifact.bytes, &m, i)
+                            [c.offset..c.offset + c.len];
+                        Job::of(plans::write(&program, keys, i, c.offset, bytes), vec![])
+                    })
+                    .collect();
+                let bytes: u64 = jobs.iter().map(|j| j.units).sum();
+                let progress = Progress::new("writing weights", bytes, "bytes");
+                let s =
+                    sender::send_all(cluster, &jobs, send_opts(in_flight), Some(&progress)).await?;
+                progress.finish();
+                out.summary.add(&s);
+                out.bytes_written += bytes;
             }
-            let writes = plans::writes(&program, &keys, i, section, w.bytes(), chunk);
-            jobs.extend(writes.into_iter().map(|p| Job::of(p, vec![])));
+            Step::Seal(sections) => {
+                // They lock different accounts: all at once.
+                let keys = model_keys(info.as_ref())?;
+                let seals = sections.iter().map(|s| seal_section(cluster, keys, s));
+                for s in try_join_all(seals).await? {
+                    out.summary.add(&s);
+                }
+            }
+            Step::SealModel => {
+                let seal = plans::seal_model(&program, model_keys(info.as_ref())?);
+                let l = cluster
+                    .send_and_confirm(&seal.what, &seal.instructions, &[], true)
+                    .await?;
+                landed(&mut out.summary, l.slot, per_signature);
+            }
+            Step::Done => {
+                out.already = !acted;
+                let info = info.ok_or_else(|| Error::new("the model is gone"))?;
+                (out.rent, out.weight_accounts) = held(cluster, &info).await?;
+                out.seconds = started.elapsed().as_secs_f64();
+                return Ok(out);
+            }
         }
-        if jobs.is_empty() {
-            break;
-        }
-        if round == 2 {
-            bail!(
-                "{} chunk(s) still differ after writing them three times",
-                jobs.len()
-            );
-        }
-        let bytes: u64 = jobs.iter().map(|j| j.units).sum();
-        let progress = Progress::new("writing weights", bytes, "bytes");
-        let s = sender::send_all(cluster, &jobs, send_opts(in_flight), Some(&progress)).await?;
-        progress.finish();
-        out.summary.add(&s);
-        out.bytes_written += bytes;
+        acted = true;
     }
+}
 
-    // Seal every section (they lock different accounts: all at once), then
-    // the model.
-    let seals = (0..count)
-        .filter(|&i| info.sections[i].digest.is_none())
-        .map(|i| seal_section(cluster, &keys, i, artifact.section(i)));
-    for s in try_join_all(seals).await? {
-        out.summary.add(&s);
+/// The keys of a model account as read.
+fn model_keys(info: Option<&ModelInfo>) -> Result<&ModelKeys> {
+    info.map(|i| &i.keys)
+        .ok_or_else(|| Error::new("the model account is gone"))
+}
+
+/// Keys of the right shape for sizing a transaction: every address is 32
+/// bytes, so which ones does not change the size.
+fn stand_in_keys(owner: &Pubkey, sections: usize) -> ModelKeys {
+    ModelKeys {
+        config_account: Pubkey::new_from_array([1; 32]),
+        model: Pubkey::new_from_array([2; 32]),
+        owner: *owner,
+        weights: vec![Pubkey::new_from_array([3; 32]); sections],
+        royalty: 0,
+        identity: [0; 32],
     }
-    let seal = plans::seal_model(&program, &keys);
-    let l = cluster
-        .send_and_confirm(&seal.what, &seal.instructions, &[], true)
-        .await?;
-    landed(&mut out.summary, l.slot, per_signature);
-    info = read(cluster, &model_key).await?;
-    if info.status != model::SEALED {
-        bail!(
-            "model {model_key} is still {} after sealing",
-            info.status_name()
-        );
-    }
-    (out.rent, out.weight_accounts) = held(cluster, &info).await?;
-    out.seconds = started.elapsed().as_secs_f64();
-    Ok(out)
 }
 
 /// The lamports a model and its weight accounts hold, and how many weight
@@ -264,68 +268,23 @@ fn send_opts(in_flight: usize) -> sender::Options {
     }
 }
 
-async fn read(cluster: &Cluster, model: &Pubkey) -> Result<ModelInfo> {
-    parse_model(model, &cluster.data(model).await?)
-}
-
-/// Checks that a model found at the derived address is this upload's.
-fn check_model(
-    info: &ModelInfo,
-    artifact: &Artifact,
-    config: &Pubkey,
-    payer: &Pubkey,
-) -> Result<()> {
-    let m = artifact.metadata();
-    let model = info.keys.model;
-    if info.keys.owner != *payer {
-        bail!(
-            "model {model} is owned by {}, not the signer",
-            info.keys.owner
-        );
-    }
-    if info.keys.config_account != *config {
-        bail!(
-            "model {model} is bound to config {}",
-            info.keys.config_account
-        );
-    }
-    if info.config != m.config
-        || info.flags != artifact.flags()
-        || info.sections.len() != m.section_count()
-        || info.sections[0].len != m.section_len(0) as u64
-    {
-        bail!("model {model} was created for another artifact");
-    }
-    if info.status == model::RETIRED {
-        bail!("model {model} is retired (a weight account was closed): close it and upload again");
-    }
-    if info.status == model::SEALED {
-        for (i, s) in info.sections.iter().enumerate() {
-            if s.digest != Some(protocol::section_digest(artifact.section(i))) {
-                bail!("model {model} is sealed with another section {i}");
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Sends `seal_section` until the section is sealed (`plans::seal_section`).
+/// Sends `seal_section` until the section is sealed: the calls the core
+/// counts (`curta_core::client::upload::seal_calls`), and two more should
+/// one be lost.
 async fn seal_section(
     cluster: &Cluster,
     keys: &ModelKeys,
-    i: usize,
-    bytes: &[u8],
+    s: &core_upload::Seal,
 ) -> Result<Summary> {
-    let digest = protocol::section_digest(bytes);
+    let i = s.section as usize;
     let per_signature = cluster.lamports_per_signature().await?;
     let mut summary = Summary::default();
-    let calls = plans::seal_calls(bytes.len());
-    for call in 0..calls + 2 {
+    for call in 0..s.calls + 2 {
         let data = cluster.data(&keys.weights[i]).await?;
         if WeightAccount::read(&data).is_ok_and(|w| w.sealed()) {
             return Ok(summary);
         }
-        let seal = plans::seal_section(&cluster.program_id, keys, i, &digest, call);
+        let seal = plans::seal_section(&cluster.program_id, keys, i, &s.digest, call);
         let l = cluster
             .send_and_confirm(&seal.what, &seal.instructions, &[], true)
             .await?;
@@ -333,6 +292,6 @@ async fn seal_section(
     }
     bail!(
         "section {i} is not sealed after {} seal_section calls",
-        calls + 2
+        s.calls + 2
     )
 }

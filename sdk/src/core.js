@@ -77,6 +77,7 @@ export const EXPORTS = Object.freeze([
   'check_run',
   'replay_run',
   'receipt_differences',
+  'upload_next',
 ]);
 
 /**
@@ -434,6 +435,26 @@ export class CoreWasm {
   receiptDifferences(check) {
     const { status, reply } = this.callJson(this.exports.receipt_differences, [], [JSON.stringify(check)]);
     if (status !== 0) throw new TypeError(`receipt_differences: ${reply.error}`);
+    return reply;
+  }
+
+  /**
+   * An upload's next step from what the chain holds, by the client core's
+   * rule (`upload_next`; the CLI runs the same): the artifact, the model
+   * account's bytes (null: none yet) and every bound weight account's
+   * bytes in section order (empty until every section has one).
+   * @param {Uint8Array} artifact
+   * @param {Uint8Array | null} model
+   * @param {Uint8Array[]} weights
+   * @param {{ config: string, owner: string, model: string, chunk: number }} setup
+   * @returns {any} the step (`docs/client.md`, "The client core")
+   */
+  uploadNext(artifact, model, weights, setup) {
+    const all = new Uint8Array(weights.reduce((n, w) => n + w.length, 0));
+    weights.reduce((at, w) => (all.set(w, at), at + w.length), 0);
+    const json = JSON.stringify({ ...setup, weightLengths: weights.map((w) => w.length) });
+    const { status, reply } = this.callJson(this.exports.upload_next, [], [artifact, model ?? new Uint8Array(0), all, json]);
+    if (status !== 0) throw new Error(reply.error);
     return reply;
   }
 

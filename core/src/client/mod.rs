@@ -13,6 +13,7 @@
 //! | `budget` | A turn's compute-unit limit and priority fee |
 //! | `receipt` | Turn receipts from a transaction's logs (Curta's own invocation only), checked field by field |
 //! | `crank` | The crank as a state machine: events in, actions out |
+//! | `upload` | An upload as a function of what the chain holds: the next step |
 //! | `quote` | What a run will cost before it is opened |
 //! | `wire` | Just enough JSON; the crank's setup, events, actions and summary and the receipts in it, for hosts across the WebAssembly interface |
 
@@ -26,4 +27,5 @@ pub mod params;
 pub mod quote;
 pub mod receipt;
 pub mod replay;
+pub mod upload;
 pub mod wire;

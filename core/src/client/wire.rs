@@ -18,6 +18,7 @@ use super::keys::{Derivation, RunSeed};
 use super::quote::{Prices, Quote};
 use super::receipt::{Difference, Expected, Receipt};
 use super::replay::{Replay, Step};
+use super::upload;
 use crate::json::{array, Object, Value};
 use crate::planner::CHARGES;
 use crate::protocol::Address;
@@ -533,4 +534,72 @@ pub fn differences(found: &[Difference]) -> String {
             .str("words", &d.to_string())
             .finish()
     }))
+}
+
+/// An upload's setup besides the bytes: `{"config", "owner", "model"}`
+/// (base58), `"chunk"` (the most bytes a write carries) and
+/// `"weightLengths"`, each bound weight account's length in the buffer of
+/// their bytes, in section order (empty until every section has one).
+pub fn upload_setup(v: &Value) -> Result<(Address, Address, Address, usize, Vec<usize>), String> {
+    let lengths = field(v, "weightLengths")?
+        .as_array()
+        .ok_or("weightLengths must be an array")?
+        .iter()
+        .map(|n| n.as_u64().map(|n| n as usize))
+        .collect::<Option<Vec<usize>>>()
+        .ok_or("weightLengths must hold whole numbers")?;
+    let chunk = u32_of(v, "chunk")? as usize;
+    let (config, owner) = (address_of(v, "config")?, address_of(v, "owner")?);
+    Ok((config, owner, address_of(v, "model")?, chunk, lengths))
+}
+
+/// An upload's next step: `{"step": "createModel", "length"}`, `{"step":
+/// "bind", "sections": [{"section", "length"}]}` (the account's length),
+/// `{"step": "write", "chunks": [{"section", "offset", "length"}]}`,
+/// `{"step": "seal", "sections": [{"section", "cuLimits", "digest"}]}`
+/// (one limit per call, two spare; the digest base64), `{"step": "sealModel"}` or `{"step": "done"}`.
+pub fn upload_step(step: &upload::Step) -> String {
+    let o = Object::default();
+    match step {
+        upload::Step::CreateModel { len } => o
+            .str("step", "createModel")
+            .num("length", *len as u64)
+            .finish(),
+        upload::Step::Bind(sections) => {
+            let items = sections.iter().map(|&(section, len)| {
+                Object::default()
+                    .num("section", section as u64)
+                    .num("length", len as u64)
+                    .finish()
+            });
+            o.str("step", "bind")
+                .raw("sections", &array(items))
+                .finish()
+        }
+        upload::Step::Write(chunks) => {
+            let items = chunks.iter().map(|c| {
+                Object::default()
+                    .num("section", c.section as u64)
+                    .num("offset", c.offset as u64)
+                    .num("length", c.len as u64)
+                    .finish()
+            });
+            o.str("step", "write").raw("chunks", &array(items)).finish()
+        }
+        upload::Step::Seal(sections) => {
+            let items = sections.iter().map(|s| {
+                let limits: Vec<u32> = (0..s.calls + 2).map(upload::seal_cu).collect();
+                Object::default()
+                    .num("section", s.section as u64)
+                    .raw("cuLimits", &numbers(&limits))
+                    .str("digest", &base64::encode(&s.digest))
+                    .finish()
+            });
+            o.str("step", "seal")
+                .raw("sections", &array(items))
+                .finish()
+        }
+        upload::Step::SealModel => o.str("step", "sealModel").finish(),
+        upload::Step::Done => o.str("step", "done").finish(),
+    }
 }

@@ -33,6 +33,9 @@
 //!   crank replays it (`wire::replay`).
 //! - `receipt_differences(check, check_length)`: a receipt against the
 //!   replay's step of its turn, field by field, in the crank's words.
+//! - `upload_next(artifact, artifact_length, model, model_length, weights,
+//!   weights_length, setup, setup_length)`: an upload's next step from
+//!   what the chain holds (`client::upload`).
 //! - `interface()`: the interface's sizes and codes, so no caller restates
 //!   them: `{"planLength", "stateLayoutLength", "differenceLength",
 //!   "outOfRange", "quoteError", "stateLayoutWords": [...], "coreErrors":
@@ -50,7 +53,7 @@ use super::Region;
 use crate::client::crank::Crank;
 use crate::client::errors::{self, Raiser};
 use crate::client::params::{self, Spelling};
-use crate::client::{quote, receipt, replay, wire};
+use crate::client::{quote, receipt, replay, upload, wire};
 use crate::convert::open_artifact;
 use crate::inference::RunParams;
 use crate::json::{self, Object, Value};
@@ -249,6 +252,67 @@ pub unsafe extern "C" fn receipt_differences(check: usize, check_length: usize) 
             reply(wire::differences(&receipt::differences(
                 &r, &step, &expected,
             )));
+            0
+        }
+        Err(words) => error(&words),
+    }
+}
+
+/// An upload's next step (`client::upload::next`) from what the chain
+/// holds: the artifact, the model account's bytes (none: no account yet),
+/// every bound weight account's bytes one after another, and the JSON
+/// `setup` (`wire::upload_setup`). Returns 0 and `wire::upload_step`'s
+/// JSON, or 1 and `{"error": words}`.
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+#[allow(clippy::too_many_arguments)] // three buffers and the setup
+pub unsafe extern "C" fn upload_next(
+    artifact: usize,
+    artifact_length: usize,
+    model: usize,
+    model_length: usize,
+    weights: usize,
+    weights_length: usize,
+    setup: usize,
+    setup_length: usize,
+) -> u32 {
+    // SAFETY (every block below): the contract of the export; the buffers
+    // are only read.
+    let setup = unsafe { document(setup, setup_length) }.and_then(|v| wire::upload_setup(&v));
+    let (config, owner, model_key, chunk, lengths) = match setup {
+        Ok(s) => s,
+        Err(words) => return error(&words),
+    };
+    let regions = (
+        Region::new(artifact, artifact_length, Error::InvalidFormat),
+        Region::new(model, model_length, Error::InvalidFormat),
+        Region::new(weights, weights_length, Error::InvalidFormat),
+    );
+    let (artifact, model, weights) = match regions {
+        (Ok(a), Ok(m), Ok(w)) => unsafe { (a.bytes(), m.bytes(), w.bytes()) },
+        _ => return error("a buffer is outside the module's memory"),
+    };
+    if lengths.iter().sum::<usize>() != weights.len() {
+        return error("weightLengths do not add up to the weight accounts' bytes");
+    }
+    let mut at = 0;
+    let weights: Vec<Option<&[u8]>> = lengths
+        .iter()
+        .map(|&n| {
+            at += n;
+            Some(&weights[at - n..at])
+        })
+        .collect();
+    let u = upload::Upload {
+        artifact,
+        config: &config,
+        owner: &owner,
+        model: &model_key,
+        chunk,
+    };
+    let model = (!model.is_empty()).then_some(model);
+    match upload::next(&u, model, &weights) {
+        Ok(step) => {
+            reply(wire::upload_step(&step));
             0
         }
         Err(words) => error(&words),

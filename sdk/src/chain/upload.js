@@ -1,21 +1,20 @@
 // @ts-check
 // Uploading a model: its account, a weight account bound to each section,
-// every section written in parallel chunks, each sealed, then the model
-// (client/src/upload.rs does the same).
+// every section written in parallel chunks, each sealed, then the model.
 //
 // Resumable by construction: the model's and weight accounts' keys are
-// derived (keys.js), and every step reads the chain first and does only
-// what is missing: unbound sections are bound, only chunks whose bytes on
-// chain differ from the artifact's are written (a fresh account is zero,
-// so zero chunks are never sent), sealed sections are checked against the
-// artifact's digests and the others sealed.
+// derived (keys.js), and each step is the client core's answer to what the
+// chain holds (the module's upload_next; core/src/client/upload.rs, which
+// the CLI runs natively): unbound sections are bound, only chunks whose
+// bytes on chain differ from the artifact's are written, sealed sections
+// are checked against the artifact's digests and the others sealed. This
+// file does the I/O: reading the accounts, sending each step.
 
 import { getCreateAccountInstruction } from '@solana-program/system';
 import { getSetComputeUnitLimitInstruction } from '@solana-program/compute-budget';
 
-import { ARTIFACT_MAGIC, CONFIG_LEN as CONFIG_BYTES, chargesFlag, chargesOf, readFlags, readSectionTable } from '../format.js';
-import { MODEL_HEADER_LEN, MODEL_SECTION_LEN, MODEL_STATUS, WEIGHT_HEADER_LEN } from './accounts.js';
-import { equalBytes, hex, sha256 } from './bytes.js';
+import { ARTIFACT_MAGIC, chargesFlag, chargesOf, readFlags, readSectionTable } from '../format.js';
+import { fromBase64, sha256 } from './bytes.js';
 import { requireCore, requireSecret } from './client.js';
 import { fetchConfig, fetchModel, fetchRawAccount, fetchWeight } from './fetch.js';
 import * as ix from './instructions.js';
@@ -25,10 +24,6 @@ import { addLanded, addSummary, emptySummary, mostThatFit, sendAll, sendAndConfi
 
 /** Bytes hashed per link of a section digest's chain (1 MiB). */
 export const DIGEST_CHUNK = 1 << 20;
-/** Bytes one seal_section call hashes (docs/program.md: up to 2 MiB). */
-export const SEAL_BYTES_PER_CALL = 2 << 20;
-/** Compute units a seal_section call asks for: two 1 MiB chunks at about 524,000 each. */
-export const SEAL_CU = 1_100_000;
 
 /**
  * A section's digest, as seal_section checks it: h = sha256(h || chunk)
@@ -39,25 +34,6 @@ export async function sectionDigest(bytes) {
   let h = new Uint8Array(32);
   for (let at = 0; at < bytes.length; at += DIGEST_CHUNK) h = await sha256(h, bytes.subarray(at, at + DIGEST_CHUNK));
   return h;
-}
-
-/**
- * The chunks of `data` (`chunk` bytes each, the last possibly short) that
- * `held` does not hold at the same offset: what an interrupted upload still writes.
- * @param {Uint8Array} data
- * @param {Uint8Array} held
- * @param {number} chunk
- * @returns {{ offset: number, bytes: Uint8Array }[]}
- */
-export function missingChunks(data, held, chunk) {
-  const out = [];
-  for (let offset = 0; offset < data.length; offset += chunk) {
-    const bytes = data.subarray(offset, offset + chunk);
-    if (offset + bytes.length > held.length || !equalBytes(bytes, held.subarray(offset, offset + bytes.length))) {
-      out.push({ offset, bytes });
-    }
-  }
-  return out;
 }
 
 /**
@@ -76,7 +52,6 @@ export async function describeArtifact(artifact) {
     flags,
     charges: chargesOf(flags),
     sections,
-    digests: await Promise.all(sections.map(sectionDigest)),
   };
 }
 
@@ -166,178 +141,136 @@ export async function uploadModel(client, bytes, options) {
   await settle(client);
   await fetchConfig(client, options.config);
   const art = await describeArtifact(artifact);
-  const count = art.sections.length;
   const modelKey = await modelSigner(core, secret, { programId: program, config: options.config, artifactSha256: art.sha256, royalty });
   const model = modelKey.address;
   const summary = emptySummary();
   /** @type {Uploaded} */
   const out = { model, config: options.config, charges: art.charges, artifact, already: false, bytesWritten: 0, chunksWritten: 0, summary, seconds: 0 };
 
-  progress({ stage: 'model', done: 0, total: 1 });
-  if (!(await fetchRawAccount(client, model))) {
-    const space = MODEL_HEADER_LEN + MODEL_SECTION_LEN * count;
-    const l = await sendAndConfirm(client, 'creating the model', [
-      getCreateAccountInstruction({ payer, newAccount: modelKey, lamports: await rentFor(client, space), space, programAddress: program }),
-      ix.initModel(program, {
-        config: /** @type {any} */ (options.config),
-        model: modelKey,
-        owner: payer,
-        royalty,
-        configBytes: art.configBytes,
-        flags: art.flags,
-        zeroLength: BigInt(art.sections[0].length),
-      }),
-    ]);
-    addLanded(summary, l.slot, l.fee);
-  }
-  let info = await fetchModel(client, model);
-  checkModel(info, art, options.config, payer.address);
-  progress({ stage: 'model', done: 1, total: 1 });
-  if (info.status === MODEL_STATUS.sealed) {
-    out.already = true;
-    progress({ stage: 'done', done: 1, total: 1 });
-    out.seconds = (Date.now() - started) / 1000;
-    return out;
-  }
-
-  // A weight account bound to every section that has none.
-  const unbound = info.sections.map((s, i) => (s.weight ? -1 : i)).filter((i) => i >= 0);
-  /** @type {import('./transactions.js').Job[]} */
-  const binds = [];
-  for (const i of unbound) {
-    const w = await weightSigner(core, secret, model, i);
-    const space = WEIGHT_HEADER_LEN + art.sections[i].length;
-    binds.push({
-      what: `binding a weight account to section ${i}`,
-      units: 1,
-      instructions: [
-        getCreateAccountInstruction({ payer, newAccount: w, lamports: await rentFor(client, space), space, programAddress: program }),
-        ix.bindWeight(program, { model, weight: w, owner: payer, section: i }),
-      ],
-    });
-  }
-  if (binds.length > 0) {
-    let done = 0;
-    progress({ stage: 'bind', done, total: binds.length });
-    addSummary(summary, await sendAll(client, binds, { inFlight: options.inFlight, onLanded: () => progress({ stage: 'bind', done: ++done, total: binds.length }) }));
-    info = await fetchModel(client, model);
-  }
-  const weights = info.sections.map((s, i) => {
-    if (!s.weight) throw new Error(`section ${i} of model ${model} has no weight account after binding`);
-    return s.weight;
-  });
-
-  // Every chunk the weight accounts do not hold yet, until they hold all.
+  // The most bytes a write carries: sized with any address as the weight
+  // account (the config's: one more key, as a weight account is).
   const chunk = mostThatFit(client, 1 << 14, (n) => [
-    ix.write(program, { model, weight: weights[0], owner: payer, offset: 0, bytes: new Uint8Array(n) }),
+    ix.write(program, { model, weight: /** @type {any} */ (options.config), owner: payer, offset: 0, bytes: new Uint8Array(n) }),
   ]);
-  for (let round = 0; ; round++) {
-    /** @type {import('./transactions.js').Job[]} */
-    const jobs = [];
-    for (let i = 0; i < count; i++) {
-      const w = await fetchWeight(client, weights[i]);
-      if (w.model !== model || w.section !== i) {
-        throw new Error(`${weights[i]} is bound to section ${i} of model ${model} but says otherwise`);
-      }
-      if (w.sealed) {
-        const d = info.sections[i].digest;
-        if (!d || !equalBytes(d, art.digests[i])) {
-          throw new Error(`section ${i} of model ${model} is sealed with other bytes than the artifact's: close the model and upload again`);
-        }
-        continue;
-      }
-      for (const c of missingChunks(art.sections[i], w.bytes, chunk)) {
-        jobs.push({
-          what: `writing section ${i} at offset ${c.offset}`,
-          units: c.bytes.length,
-          instructions: [ix.write(program, { model, weight: weights[i], owner: payer, offset: c.offset, bytes: c.bytes })],
+  const setup = { config: options.config, owner: payer.address, model, chunk };
+  let acted = false;
+  let writeRounds = 0;
+  for (;;) {
+    const found = await fetchRawAccount(client, model);
+    const info = found ? await fetchModel(client, model) : null;
+    const bound = info ? info.sections.map((s) => s.weight) : [];
+    const weights =
+      bound.length > 0 && bound.every((w) => w) ? await Promise.all(bound.map(async (w) => (await fetchRawAccount(client, /** @type {string} */ (w)))?.data ?? new Uint8Array(0))) : [];
+    const step = core.uploadNext(artifact, found?.data ?? null, weights, setup);
+    if (step.step === 'done') break;
+    acted = true;
+    if (step.step === 'createModel') {
+      progress({ stage: 'model', done: 0, total: 1 });
+      const l = await sendAndConfirm(client, 'creating the model', [
+        getCreateAccountInstruction({ payer, newAccount: modelKey, lamports: await rentFor(client, step.length), space: step.length, programAddress: program }),
+        ix.initModel(program, {
+          config: /** @type {any} */ (options.config),
+          model: modelKey,
+          owner: payer,
+          royalty,
+          configBytes: art.configBytes,
+          flags: art.flags,
+          zeroLength: BigInt(art.sections[0].length),
+        }),
+      ]);
+      addLanded(summary, l.slot, l.fee);
+      progress({ stage: 'model', done: 1, total: 1 });
+    } else if (step.step === 'bind') {
+      /** @type {import('./transactions.js').Job[]} */
+      const binds = [];
+      for (const { section: i, length: space } of step.sections) {
+        const w = await weightSigner(core, secret, model, i);
+        binds.push({
+          what: `binding a weight account to section ${i}`,
+          units: 1,
+          instructions: [
+            getCreateAccountInstruction({ payer, newAccount: w, lamports: await rentFor(client, space), space, programAddress: program }),
+            ix.bindWeight(program, { model, weight: w, owner: payer, section: i }),
+          ],
         });
       }
+      let done = 0;
+      progress({ stage: 'bind', done, total: binds.length });
+      addSummary(summary, await sendAll(client, binds, { inFlight: options.inFlight, onLanded: () => progress({ stage: 'bind', done: ++done, total: binds.length }) }));
+    } else if (step.step === 'write') {
+      if (writeRounds === 3) throw new Error(`${step.chunks.length} chunk(s) still differ after writing them three times`);
+      writeRounds += 1;
+      /** @type {import('./transactions.js').Job[]} */
+      const jobs = step.chunks.map((/** @type {{ section: number, offset: number, length: number }} */ c) => ({
+        what: `writing section ${c.section} at offset ${c.offset}`,
+        units: c.length,
+        instructions: [
+          ix.write(program, {
+            model,
+            weight: /** @type {any} */ (bound[c.section]),
+            owner: payer,
+            offset: c.offset,
+            bytes: art.sections[c.section].subarray(c.offset, c.offset + c.length),
+          }),
+        ],
+      }));
+      const total = jobs.reduce((n, j) => n + j.units, 0);
+      let done = 0;
+      progress({ stage: 'write', done, total });
+      const s = await sendAll(client, jobs, {
+        inFlight: options.inFlight,
+        onLanded: (j) => progress({ stage: 'write', done: (done += j.units), total }),
+      });
+      addSummary(summary, s);
+      out.bytesWritten += total;
+      out.chunksWritten += jobs.length;
+    } else if (step.step === 'seal') {
+      // They lock different accounts: all at once.
+      let sealedNow = 0;
+      const total = step.sections.length + 1;
+      progress({ stage: 'seal', done: 0, total });
+      const seals = await Promise.all(
+        step.sections.map(async (/** @type {{ section: number, cuLimits: number[], digest: string }} */ s) => {
+          const sealed = await sealSection(client, model, /** @type {string} */ (bound[s.section]), s.section, s.cuLimits, fromBase64(s.digest));
+          progress({ stage: 'seal', done: ++sealedNow, total });
+          return sealed;
+        }),
+      );
+      for (const s of seals) addSummary(summary, s);
+    } else if (step.step === 'sealModel') {
+      const l = await sendAndConfirm(client, 'sealing the model', [ix.sealModel(program, { model, sectionZero: /** @type {any} */ (bound[0]), owner: payer })]);
+      addLanded(summary, l.slot, l.fee);
+    } else {
+      throw new Error(`the module answered an unknown upload step ${JSON.stringify(step)}`);
     }
-    if (jobs.length === 0) break;
-    if (round === 2) throw new Error(`${jobs.length} chunk(s) still differ after writing them three times`);
-    const total = jobs.reduce((n, j) => n + j.units, 0);
-    let done = 0;
-    progress({ stage: 'write', done, total });
-    const s = await sendAll(client, jobs, {
-      inFlight: options.inFlight,
-      onLanded: (j) => progress({ stage: 'write', done: (done += j.units), total }),
-    });
-    addSummary(summary, s);
-    out.bytesWritten += total;
-    out.chunksWritten += jobs.length;
   }
-
-  // Seal every section not sealed (they lock different accounts: all at once), then the model.
-  const unsealed = info.sections.map((s, i) => (s.digest ? -1 : i)).filter((i) => i >= 0);
-  let sealedNow = 0;
-  progress({ stage: 'seal', done: 0, total: unsealed.length + 1 });
-  const seals = await Promise.all(
-    unsealed.map(async (i) => {
-      const s = await sealSection(client, model, weights[i], i, art.sections[i].length, art.digests[i]);
-      progress({ stage: 'seal', done: ++sealedNow, total: unsealed.length + 1 });
-      return s;
-    }),
-  );
-  for (const s of seals) addSummary(summary, s);
-  const l = await sendAndConfirm(client, 'sealing the model', [ix.sealModel(program, { model, sectionZero: weights[0], owner: payer })]);
-  addLanded(summary, l.slot, l.fee);
-  info = await fetchModel(client, model);
-  if (info.status !== MODEL_STATUS.sealed) throw new Error(`model ${model} is still ${info.statusName} after sealing`);
+  out.already = !acted;
   progress({ stage: 'done', done: 1, total: 1 });
   out.seconds = (Date.now() - started) / 1000;
   return out;
 }
 
 /**
- * Sends seal_section until the section is sealed (a call hashes 2 MiB);
- * each call asks for one unit more, so two calls are never the same transaction.
+ * Sends seal_section until the section is sealed: one call per limit the
+ * module gives (each one unit more, so two calls are never the same
+ * transaction).
  * @param {import('./client.js').CurtaClient} client
  * @param {string} model
  * @param {string} weight
  * @param {number} i
- * @param {number} length
+ * @param {number[]} cuLimits
  * @param {Uint8Array} digest
  */
-async function sealSection(client, model, weight, i, length, digest) {
+async function sealSection(client, model, weight, i, cuLimits, digest) {
   const summary = emptySummary();
-  const calls = Math.max(1, Math.ceil(length / SEAL_BYTES_PER_CALL));
-  for (let call = 0; call < calls + 2; call++) {
+  for (const units of cuLimits) {
     if ((await fetchWeight(client, weight)).sealed) return summary;
     const l = await sendAndConfirm(client, `sealing section ${i}`, [
-      getSetComputeUnitLimitInstruction({ units: SEAL_CU + call }),
+      getSetComputeUnitLimitInstruction({ units }),
       ix.sealSection(client.programId, { model: /** @type {any} */ (model), weight: /** @type {any} */ (weight), owner: client.payer, digest }),
     ]);
     addLanded(summary, l.slot, l.fee);
   }
-  throw new Error(`section ${i} is not sealed after ${calls + 2} seal_section calls`);
+  throw new Error(`section ${i} is not sealed after ${cuLimits.length} seal_section calls`);
 }
 
-/**
- * Checks that a model found at the derived address is this upload's.
- * @param {Awaited<ReturnType<typeof fetchModel>>} info
- * @param {Awaited<ReturnType<typeof describeArtifact>>} art
- * @param {string} config
- * @param {string} payer
- */
-function checkModel(info, art, config, payer) {
-  const m = info.address;
-  if (info.owner !== payer) throw new Error(`model ${m} is owned by ${info.owner}, not the signer ${payer}`);
-  if (info.config !== config) throw new Error(`model ${m} is bound to config ${info.config}, not ${config}`);
-  if (
-    !equalBytes(info.configBytes, art.configBytes.subarray(0, CONFIG_BYTES)) ||
-    info.flags !== art.flags ||
-    info.sectionCount !== art.sections.length ||
-    info.sections[0].length !== BigInt(art.sections[0].length)
-  ) {
-    throw new Error(`model ${m} was created for another artifact`);
-  }
-  if (info.status === MODEL_STATUS.retired) throw new Error(`model ${m} is retired (a weight account was closed): close it and upload again`);
-  if (info.status === MODEL_STATUS.sealed) {
-    info.sections.forEach((s, i) => {
-      if (!s.digest || !equalBytes(s.digest, art.digests[i])) {
-        throw new Error(`model ${m} is sealed with another section ${i} (digest ${s.digest ? hex(s.digest) : 'none'})`);
-      }
-    });
-  }
-}

@@ -15,7 +15,6 @@ import {
   transactionError,
   fits,
   loadCore,
-  missingChunks,
   modelSigner,
   openTransactions,
   programErrorName,
@@ -104,23 +103,6 @@ test('a receipt is read from the logs (Curta’s own lines only) and checked fie
     ],
   );
   assert.equal(wrong[0].words, 'turns: the receipt has 7, the replay 8');
-});
-
-test('an interrupted upload writes only the chunks not held', () => {
-  const data = Uint8Array.from({ length: 10 }, (_, i) => i + 1);
-  const held = new Uint8Array(6);
-  held.set(data.subarray(0, 4));
-  held.set(data.subarray(4, 6), 4);
-  assert.deepEqual(
-    missingChunks(data, held, 4).map((c) => [c.offset, [...c.bytes]]),
-    [
-      [4, [5, 6, 7, 8]],
-      [8, [9, 10]],
-    ],
-  );
-  assert.equal(missingChunks(data, data, 4).length, 0);
-  // A fresh account is zero: zero chunks are never sent.
-  assert.equal(missingChunks(new Uint8Array(8), new Uint8Array(8), 4).length, 0);
 });
 
 test('errors are named by the program that raised them', () => {
