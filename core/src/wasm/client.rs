@@ -213,28 +213,18 @@ pub unsafe extern "C" fn replay_run(
         },
         Err(words) => return refuse(&words, None, 0),
     };
-    let regions = (
-        Region::new(artifact, artifact_length, Error::InvalidFormat),
-        Region::new(state, state_length, Error::InvalidState),
-    );
-    let (artifact, state) = match regions {
-        (Ok(a), Ok(s)) => unsafe { (a.bytes(), s.bytes()) },
-        (Err(e), _) | (_, Err(e)) => {
-            return refuse("a buffer is outside the module's memory", Some(e), 0)
-        }
-    };
-    match replay::replay(artifact, state, allowance) {
-        Ok(r) => {
+    match unsafe {
+        replayed(
+            (artifact, artifact_length),
+            (state, state_length),
+            allowance,
+        )
+    } {
+        Some((_, r)) => {
             reply(wire::replay(&r));
             0
         }
-        Err(e) => {
-            let words = match e.turn {
-                0 => "the run's state does not check".to_string(),
-                t => std::format!("the replay of turn {t} failed"),
-            };
-            refuse(&words, Some(e.error), e.turn)
-        }
+        None => 1,
     }
 }
 
@@ -367,6 +357,48 @@ unsafe fn document(ptr: usize, len: usize) -> Result<Value, String> {
     Value::parse(text)
 }
 
+/// The artifact's configuration and the run's replay from the state, or
+/// `None` with the refusal replied (`{"error", "code", "turn"}`).
+///
+/// # Safety
+/// The caller's contract (the module comment of `wasm`).
+unsafe fn replayed(
+    (artifact, artifact_length): (usize, usize),
+    (state, state_length): (usize, usize),
+    allowance: u32,
+) -> Option<(crate::format::Config, replay::Replay)> {
+    let regions = (
+        Region::new(artifact, artifact_length, Error::InvalidFormat),
+        Region::new(state, state_length, Error::InvalidState),
+    );
+    let (artifact, state) = match regions {
+        // SAFETY: checked by `Region::new`; only read.
+        (Ok(a), Ok(s)) => unsafe { (a.bytes(), s.bytes()) },
+        (Err(e), _) | (_, Err(e)) => {
+            refusal("a buffer is outside the module's memory", Some(e), 0);
+            return None;
+        }
+    };
+    let config = match open_artifact(artifact) {
+        Ok(m) => m.config,
+        Err(e) => {
+            refusal("the artifact does not check", Some(e), 0);
+            return None;
+        }
+    };
+    match replay::replay(artifact, state, allowance) {
+        Ok(r) => Some((config, r)),
+        Err(e) => {
+            let words = match e.turn {
+                0 => "the run's state does not check".to_string(),
+                t => std::format!("the replay of turn {t} failed"),
+            };
+            refusal(&words, Some(e.error), e.turn);
+            None
+        }
+    }
+}
+
 #[cfg_attr(target_arch = "wasm32", no_mangle)]
 pub unsafe extern "C" fn crank_new(
     artifact: usize,
@@ -387,29 +419,10 @@ pub unsafe extern "C" fn crank_new(
         Err(words) => return refuse(&words, None, 0),
     };
     let (params, allowance) = setup;
-    let regions = (
-        Region::new(artifact, artifact_length, Error::InvalidFormat),
-        Region::new(state, state_length, Error::InvalidState),
-    );
-    let (artifact, state) = match regions {
-        (Ok(a), Ok(s)) => unsafe { (a.bytes(), s.bytes()) },
-        (Err(e), _) | (_, Err(e)) => {
-            return refuse("a buffer is outside the module's memory", Some(e), 0)
-        }
-    };
-    let config = match open_artifact(artifact) {
-        Ok(m) => m.config,
-        Err(e) => return refuse("the artifact does not check", Some(e), 0),
-    };
-    let replay = match replay::replay(artifact, state, allowance) {
-        Ok(r) => r,
-        Err(e) => {
-            let words = match e.turn {
-                0 => "the run's state does not check".to_string(),
-                t => std::format!("the replay of turn {t} failed"),
-            };
-            return refuse(&words, Some(e.error), e.turn);
-        }
+    let artifact = (artifact, artifact_length);
+    let Some((config, replay)) = (unsafe { replayed(artifact, (state, state_length), allowance) })
+    else {
+        return 0;
     };
     let crank = Crank::new(config, replay, params);
     reply(
