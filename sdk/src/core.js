@@ -78,6 +78,8 @@ export const EXPORTS = Object.freeze([
   'replay_run',
   'receipt_differences',
   'upload_next',
+  'section_digest',
+  'model_identity',
 ]);
 
 /**
@@ -456,6 +458,34 @@ export class CoreWasm {
     const { status, reply } = this.callJson(this.exports.upload_next, [], [artifact, model ?? new Uint8Array(0), all, json]);
     if (status !== 0) throw new Error(reply.error);
     return reply;
+  }
+
+  /**
+   * A section's digest, as `seal_section` checks it (the core's
+   * `section_digest`: docs/program.md, "Section digests").
+   * @param {Uint8Array} bytes
+   * @returns {Uint8Array} 32 bytes
+   */
+  sectionDigest(bytes) {
+    return this.withBuffers([bytes, new Uint8Array(32)], (b, out) => {
+      check(this.exports.section_digest(b.pointer, b.length, out.pointer));
+      return out.read();
+    });
+  }
+
+  /**
+   * A model's identity, as `seal_model` records it (the core's
+   * `model_identity`): sha256 of its address and its account's bytes with
+   * the identity's own 32 bytes zero.
+   * @param {Uint8Array} address the model's 32-byte address
+   * @param {Uint8Array} data the model account's bytes
+   * @returns {Uint8Array} 32 bytes
+   */
+  modelIdentity(address, data) {
+    return this.withBuffers([address, data, new Uint8Array(32)], (a, d, out) => {
+      check(this.exports.model_identity(a.pointer, d.pointer, d.length, out.pointer));
+      return out.read();
+    });
   }
 
   /**

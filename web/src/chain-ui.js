@@ -236,7 +236,7 @@ async function loadModel(page, address) {
   const local = page.state.model?.artifact;
   if (local) {
     try {
-      await checkArtifact(model, local);
+      checkArtifact(await page.corePromise, model, local);
       chain.artifact = local;
     } catch {}
   }

@@ -36,6 +36,10 @@
 //! - `upload_next(artifact, artifact_length, model, model_length, weights,
 //!   weights_length, setup, setup_length)`: an upload's next step from
 //!   what the chain holds (`client::upload`).
+//! - `section_digest(bytes, bytes_length, output)` and
+//!   `model_identity(address, data, data_length, output)`: the section
+//!   digest and the model identity (`protocol`), 32 bytes at `output`; an
+//!   error number, no JSON.
 //! - `interface()`: the interface's sizes and codes, so no caller restates
 //!   them: `{"planLength", "stateLayoutLength", "differenceLength",
 //!   "outOfRange", "quoteError", "stateLayoutWords": [...], "coreErrors":
@@ -57,6 +61,7 @@ use crate::client::{quote, receipt, replay, upload, wire};
 use crate::convert::open_artifact;
 use crate::inference::RunParams;
 use crate::json::{self, Object, Value};
+use crate::protocol;
 use crate::Error;
 
 static REPLY: Mutex<Vec<u8>> = Mutex::new(Vec::new());
@@ -307,6 +312,48 @@ pub unsafe extern "C" fn upload_next(
         }
         Err(words) => error(&words),
     }
+}
+
+/// Writes a section's digest (`protocol::section_digest`, the chain
+/// `seal_section` checks) at `output`, 32 bytes; no JSON. Returns 0, or
+/// `InvalidFormat` for a buffer outside memory.
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn section_digest(bytes: usize, bytes_length: usize, output: usize) -> u32 {
+    let run = || -> Result<(), Error> {
+        let bytes = Region::new(bytes, bytes_length, Error::InvalidFormat)?;
+        let output = Region::new(output, 32, Error::BufferTooSmall)?;
+        // SAFETY: the contract of the export; the digest is made before
+        // the output is borrowed.
+        let digest = protocol::section_digest(unsafe { bytes.bytes() });
+        unsafe { output.bytes_mut() }.copy_from_slice(&digest);
+        Ok(())
+    };
+    super::status(run())
+}
+
+/// Writes a model's identity (`protocol::model_identity`, what
+/// `seal_model` records) for the model at the 32-byte `address` whose
+/// account holds `data`, at `output`, 32 bytes; no JSON.
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn model_identity(
+    address: usize,
+    data: usize,
+    data_length: usize,
+    output: usize,
+) -> u32 {
+    let run = || -> Result<(), Error> {
+        let address = Region::new(address, 32, Error::InvalidFormat)?;
+        let data = Region::new(data, data_length, Error::InvalidFormat)?;
+        let output = Region::new(output, 32, Error::BufferTooSmall)?;
+        // SAFETY: as above.
+        let address: &[u8; 32] = unsafe { address.bytes() }
+            .try_into()
+            .map_err(|_| Error::InvalidFormat)?;
+        let identity = protocol::model_identity(address, unsafe { data.bytes() });
+        unsafe { output.bytes_mut() }.copy_from_slice(&identity);
+        Ok(())
+    };
+    super::status(run())
 }
 
 /// Replies the interface's sizes and codes (see the module's docs).

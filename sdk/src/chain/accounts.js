@@ -37,8 +37,6 @@ export const WEIGHT_HEADER_LEN = 128;
 export const RUN_HEADER_LEN = 256;
 /** Model status. */
 export const MODEL_STATUS = Object.freeze({ writing: 0, sealed: 1, retired: 2 });
-/** Where the model's identity lies in its account. */
-export const MODEL_IDENTITY_OFFSET = 128;
 
 /**
  * @typedef {import('@solana/kit').Address} Address

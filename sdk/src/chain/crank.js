@@ -102,14 +102,14 @@ export async function crankRun(client, runAddress, options = {}) {
   if (model.status !== MODEL_STATUS.sealed) {
     throw new Error(`model ${model.address} is ${model.statusName}: run ${runAddress} can only be closed`);
   }
-  await checkModelIdentity(model);
+  checkModelIdentity(core, model);
   if (!equalBytes(model.identity, run.modelIdentity)) {
     throw new Error(`model ${model.address} is not the one run ${runAddress} was opened on (its identity changed): the run can only be closed`);
   }
   const config = await fetchConfig(client, model.config);
   const allowance = checkAllowance(config.allowance);
   let artifact = options.artifact;
-  if (artifact) await checkArtifact(model, artifact);
+  if (artifact) checkArtifact(core, model, artifact);
   else artifact = await fetchArtifact(client, model);
   const crank = new CrankMachine(core, artifact, run.state, {
     programId: client.programId,

@@ -5,32 +5,33 @@
 import { getAddressEncoder } from '@solana/kit';
 
 import { SECTION_COUNT_OFFSET, SECTION_ENTRY_LEN, SECTION_TABLE, chargesOf, readFlags, readSectionTable } from '../format.js';
-import { MODEL_IDENTITY_OFFSET, MODEL_STATUS } from './accounts.js';
-import { dataView, equalBytes, hex, sha256 } from './bytes.js';
+import { MODEL_STATUS } from './accounts.js';
+import { dataView, equalBytes, hex } from './bytes.js';
+import { requireCore } from './client.js';
 import { fetchWeight } from './fetch.js';
 import { sectionDigest } from './upload.js';
 
 /**
- * A sealed model's identity, as seal_model records it:
+ * A sealed model's identity, as seal_model records it (the module's):
  * sha256(model address || the account's data with the identity's 32 bytes zero).
+ * @param {import('../core.js').CoreWasm} core
  * @param {string} model
  * @param {Uint8Array} data the model account's bytes
  */
-export async function modelIdentity(model, data) {
-  const copy = data.slice();
-  copy.fill(0, MODEL_IDENTITY_OFFSET, MODEL_IDENTITY_OFFSET + 32);
-  return sha256(/** @type {Uint8Array} */ (getAddressEncoder().encode(/** @type {any} */ (model))), copy);
+export function modelIdentity(core, model, data) {
+  return core.modelIdentity(/** @type {Uint8Array} */ (getAddressEncoder().encode(/** @type {any} */ (model))), data);
 }
 
 /**
  * Checks that a sealed model's recorded identity is its accounts' hash.
+ * @param {import('../core.js').CoreWasm} core
  * @param {Awaited<ReturnType<typeof import('./fetch.js').fetchModel>>} model
  */
-export async function checkModelIdentity(model) {
+export function checkModelIdentity(core, model) {
   if (model.status !== MODEL_STATUS.sealed) {
     throw new Error(`model ${model.address} is ${model.statusName}, not sealed: runs cannot open or turn`);
   }
-  const want = await modelIdentity(model.address, model.data);
+  const want = modelIdentity(core, model.address, model.data);
   if (!equalBytes(want, model.identity)) {
     throw new Error(`model ${model.address} records identity ${hex(model.identity)}, but its account hashes to ${hex(want)}`);
   }
@@ -39,10 +40,11 @@ export async function checkModelIdentity(model) {
 /**
  * Checks an artifact against a model's flags (its charge table among them)
  * and sealed section digests.
+ * @param {import('../core.js').CoreWasm} core
  * @param {Awaited<ReturnType<typeof import('./fetch.js').fetchModel>>} model
  * @param {Uint8Array} artifact
  */
-export async function checkArtifact(model, artifact) {
+export function checkArtifact(core, model, artifact) {
   const { sections } = readSectionTable(artifact);
   if (sections.length !== model.sectionCount) {
     throw new Error(`the artifact has ${sections.length} sections, model ${model.address} ${model.sectionCount}`);
@@ -55,7 +57,7 @@ export async function checkArtifact(model, artifact) {
   }
   for (let i = 0; i < sections.length; i++) {
     const s = model.sections[i];
-    const d = await sectionDigest(artifact.subarray(sections[i].offset, sections[i].offset + sections[i].length));
+    const d = sectionDigest(core, artifact.subarray(sections[i].offset, sections[i].offset + sections[i].length));
     if (!s.digest || !equalBytes(d, s.digest)) throw new Error(`section ${i} of the artifact is not model ${model.address}'s (its digest differs)`);
   }
 }
@@ -68,12 +70,13 @@ export async function checkArtifact(model, artifact) {
  * @param {Awaited<ReturnType<typeof import('./fetch.js').fetchModel>>} model
  */
 export async function fetchArtifact(client, model) {
+  const core = requireCore(client, 'fetchArtifact');
   const bytes = await Promise.all(
     model.sections.map(async (s, i) => {
       if (!s.weight) throw new Error(`section ${i} of model ${model.address} has no weight account`);
       const w = await fetchWeight(client, s.weight);
       const section = w.bytes.subarray(0, Number(s.length));
-      if (!s.digest || !equalBytes(await sectionDigest(section), s.digest)) {
+      if (!s.digest || !equalBytes(sectionDigest(core, section), s.digest)) {
         throw new Error(`weight account ${s.weight} (section ${i}) does not hold the bytes model ${model.address} sealed`);
       }
       return section;

@@ -59,7 +59,7 @@ export async function quoteRun(client, modelAddress, params, options = {}) {
   const config = await fetchConfig(client, model.config);
   const allowance = checkAllowance(config.allowance);
   let artifact = options.artifact;
-  if (artifact) await checkArtifact(model, artifact);
+  if (artifact) checkArtifact(core, model, artifact);
   else artifact = await fetchArtifact(client, model);
   const accountLength = RUN_HEADER_LEN + core.stateSize(model.configBytes, p.prompt.length, p.maxTokens);
   // The opening's transactions, sized with a stand-in run key.

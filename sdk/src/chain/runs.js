@@ -126,7 +126,7 @@ export async function openRun(client, modelAddress, params) {
   const core = requireCore(client, 'openRun');
   await settle(client);
   const model = await fetchModel(client, modelAddress);
-  await checkModelIdentity(model);
+  checkModelIdentity(core, model);
   const zero = model.sections[0].weight ? (await fetchWeight(client, model.sections[0].weight)).bytes : null;
   const p = runParams(core, params, model, zero);
   const run = await runSigner(core, secret, { model: modelAddress, ...p });

@@ -22,18 +22,14 @@ import { modelSigner, weightSigner } from './keys.js';
 import { rentFor } from './rent.js';
 import { addLanded, addSummary, emptySummary, mostThatFit, sendAll, sendAndConfirm, settle } from './transactions.js';
 
-/** Bytes hashed per link of a section digest's chain (1 MiB). */
-export const DIGEST_CHUNK = 1 << 20;
-
 /**
- * A section's digest, as seal_section checks it: h = sha256(h || chunk)
- * over its 1 MiB chunks from 32 zero bytes (docs/program.md, "Section digests").
+ * A section's digest, as seal_section checks it: the module's (the core's
+ * `section_digest`; docs/program.md, "Section digests").
+ * @param {import('../core.js').CoreWasm} core
  * @param {Uint8Array} bytes
  */
-export async function sectionDigest(bytes) {
-  let h = new Uint8Array(32);
-  for (let at = 0; at < bytes.length; at += DIGEST_CHUNK) h = await sha256(h, bytes.subarray(at, at + DIGEST_CHUNK));
-  return h;
+export function sectionDigest(core, bytes) {
+  return core.sectionDigest(bytes);
 }
 
 /**

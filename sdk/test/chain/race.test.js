@@ -99,7 +99,8 @@ function curtaSpawn(args, state) {
     child.stdout.on('data', (d) => out.push(String(d)));
     child.stderr.on('data', (d) => err.push(String(d)));
     child.on('error', reject);
-    child.on('exit', (code, signal) => {
+    // 'close', not 'exit': a process may exit before its stdout is all read.
+    child.on('close', (code, signal) => {
       if (code === 0) resolve(JSON.parse(out.join('').trim()));
       else reject(new Error(`curta ${args.join(' ')} exited (${code ?? signal}):\n${err.join('')}${out.join('')}`));
     });
