@@ -1,4 +1,7 @@
-//! Fitting instructions into transactions of at most 1,232 bytes.
+//! Fitting instructions into transactions of at most 1,232 bytes: the
+//! sizes of this client's (legacy) messages, and the opening's
+//! transactions as the client core plans them (`curta_core::client::packing`,
+//! whose size model the tests below hold to this serializer's).
 
 use curta_core::inference::RunParams;
 use solana_instruction::Instruction;
@@ -7,6 +10,7 @@ use solana_pubkey::Pubkey;
 use solana_transaction::Transaction;
 
 use crate::instructions::{self as ix, ModelKeys};
+use curta_core::client::packing::{self, Version};
 
 /// The most bytes a transaction may take on the wire.
 pub const PACKET_DATA_SIZE: usize = 1232;
@@ -85,43 +89,27 @@ fn open_transactions(
     params: &RunParams,
     create: Option<Instruction>,
 ) -> Vec<Vec<Instruction>> {
-    let open = |staged: usize| ix::open_run(program_id, keys, run, opener, params, staged);
     let prompt = params.prompt;
-    let mut out = vec![];
-    let mut staged = 0;
-    let mut first = create;
-    // The opening, with the creation if it is still to send.
-    let last = |first: &Option<Instruction>, staged: usize| {
-        let mut ixs: Vec<Instruction> = first.iter().cloned().collect();
-        ixs.push(open(staged));
-        ixs
-    };
-    // Stage until the rest of the prompt fits the last transaction.
-    while !fits(&last(&first, staged), payer) {
-        let prefix: Vec<Instruction> = first.iter().cloned().collect();
-        let n = most_that_fit(prompt.len() - staged, payer, |n| {
-            let mut ixs = prefix.clone();
-            ixs.push(ix::write_prompt(
-                program_id,
-                run,
-                staged,
-                &prompt[staged..staged + n],
-            ));
+    // Legacy messages: what this client sends.
+    let steps = packing::open_steps(
+        Version::Legacy,
+        prompt.len(),
+        create.is_some(),
+        opener == payer,
+    );
+    steps
+        .into_iter()
+        .map(|s| {
+            let mut ixs: Vec<Instruction> = create.iter().filter(|_| s.create).cloned().collect();
+            if let Some(r) = s.stage {
+                ixs.push(ix::write_prompt(program_id, run, r.start, &prompt[r]));
+            }
+            if let Some(staged) = s.open {
+                ixs.push(ix::open_run(program_id, keys, run, opener, params, staged));
+            }
             ixs
-        });
-        let mut ixs = prefix;
-        ixs.push(ix::write_prompt(
-            program_id,
-            run,
-            staged,
-            &prompt[staged..staged + n],
-        ));
-        out.push(ixs);
-        first = None;
-        staged += n;
-    }
-    out.push(last(&first, staged));
-    out
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -153,6 +141,10 @@ mod tests {
     /// The figures `docs/program.md` gives.
     #[test]
     fn documented_sizes() {
+        // The core's chunk, the owner paying, is what fits here.
+        let (program, owner) = (Pubkey::new_unique(), Pubkey::new_unique());
+        let most = crate::plans::write_chunk(&program, &ModelKeys { owner, ..keys() }, &owner);
+        assert_eq!(packing::write_chunk(Version::Legacy), most);
         let (program, payer) = (Pubkey::new_unique(), Pubkey::new_unique());
         let k = keys();
         // A write with the owner paying: 246 bytes besides the payload.
@@ -217,6 +209,31 @@ mod tests {
                 }
             }
             assert_eq!(rebuilt, prompt);
+            // The core's size model is this serializer's.
+            for tx in &txs {
+                let keys: std::collections::BTreeSet<Pubkey> = tx
+                    .iter()
+                    .flat_map(|i| i.accounts.iter().map(|m| m.pubkey).chain([i.program_id]))
+                    .chain([payer])
+                    .collect();
+                let signers: std::collections::BTreeSet<Pubkey> = tx
+                    .iter()
+                    .flat_map(|i| i.accounts.iter().filter(|m| m.is_signer).map(|m| m.pubkey))
+                    .chain([payer])
+                    .collect();
+                let shape = packing::Shape {
+                    signers: signers.len(),
+                    keys: keys.len(),
+                    instructions: tx
+                        .iter()
+                        .map(|i| (i.accounts.len(), i.data.len()))
+                        .collect(),
+                };
+                assert_eq!(
+                    packing::size(Version::Legacy, &shape),
+                    transaction_size(tx, &payer)
+                );
+            }
             // Already created: the same staging and opening, no creation.
             let again = open_created_run_transactions(&program, &keys(), &run, &payer, &payer, &p);
             assert!(again.len() <= txs.len(), "{len}");

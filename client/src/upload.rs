@@ -13,6 +13,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use curta_core::client::packing::{self, Version};
 use curta_core::client::upload::{self as core_upload, Step};
 use curta_core::protocol::{model, weight, WeightAccount};
 use futures::future::try_join_all;
@@ -57,8 +58,7 @@ pub async fn estimate(cluster: &Cluster, artifact: &Artifact) -> Result<Needed> 
     let m = artifact.metadata();
     let count = m.section_count();
     let mut rent = cluster.rent(model::len(count)).await?;
-    let stand_in = stand_in_keys(&cluster.payer_key(), count);
-    let chunk = plans::write_chunk(&cluster.program_id, &stand_in, &stand_in.owner);
+    let chunk = packing::write_chunk(Version::Legacy);
     // The model's creation and each binding: two signatures; each write,
     // seal_section call and seal_model: one.
     let mut signatures = 2 + 1;
@@ -121,7 +121,7 @@ pub async fn upload(
         config: config.as_array(),
         owner: payer.as_array(),
         model: model_key.as_array(),
-        chunk: plans::write_chunk(&program, &stand_in_keys(&payer, count), &payer),
+        chunk: packing::write_chunk(Version::Legacy),
     };
     let (mut acted, mut write_rounds) = (false, 0);
     loop {
@@ -234,19 +234,6 @@ pub async fn upload(
 fn model_keys(info: Option<&ModelInfo>) -> Result<&ModelKeys> {
     info.map(|i| &i.keys)
         .ok_or_else(|| Error::new("the model account is gone"))
-}
-
-/// Keys of the right shape for sizing a transaction: every address is 32
-/// bytes, so which ones does not change the size.
-fn stand_in_keys(owner: &Pubkey, sections: usize) -> ModelKeys {
-    ModelKeys {
-        config_account: Pubkey::new_from_array([1; 32]),
-        model: Pubkey::new_from_array([2; 32]),
-        owner: *owner,
-        weights: vec![Pubkey::new_from_array([3; 32]); sections],
-        royalty: 0,
-        identity: [0; 32],
-    }
 }
 
 /// The lamports a model and its weight accounts hold, and how many weight

@@ -80,6 +80,8 @@ export const EXPORTS = Object.freeze([
   'upload_next',
   'section_digest',
   'model_identity',
+  'write_chunk',
+  'open_steps',
 ]);
 
 /**
@@ -486,6 +488,32 @@ export class CoreWasm {
       check(this.exports.model_identity(a.pointer, d.pointer, d.length, out.pointer));
       return out.read();
     });
+  }
+
+  /**
+   * The most weight bytes one `write` transaction carries, the owner
+   * paying, in a legacy message (`version` 'legacy', the SDK's) or a
+   * version 0 one: the client core's size model.
+   * @param {'legacy' | 0} version
+   */
+  writeChunk(version) {
+    return this.exports.write_chunk(version === 'legacy' ? 0 : 1) >>> 0;
+  }
+
+  /**
+   * The transactions that open a run with a prompt of `promptLength`
+   * bytes, as the client core packs them: each `{ create, stage: [start,
+   * end] | null, open: bytes staged before it | null }`.
+   * @param {'legacy' | 0} version
+   * @param {number} promptLength
+   * @param {boolean} create whether the run account is still to create
+   * @param {boolean} openerIsPayer
+   * @returns {{ create: boolean, stage: [number, number] | null, open: number | null }[]}
+   */
+  openSteps(version, promptLength, create, openerIsPayer) {
+    const { status, reply } = this.callJson(this.exports.open_steps, [version === 'legacy' ? 0 : 1, promptLength, create ? 1 : 0, openerIsPayer ? 1 : 0], []);
+    if (status !== 0) throw new RangeError(`open_steps: ${reply.error}`);
+    return reply.map((/** @type {any} */ s) => ({ ...s, stage: s.stage && [Number(s.stage[0]), Number(s.stage[1])] }));
   }
 
   /**

@@ -8,6 +8,7 @@
 //! | `base58`, `base64` | How addresses, signatures and log fields are spelled |
 //! | `params` | Run parameters as people type them: a decimal temperature |
 //! | `errors` | An instruction's custom error in words, by the program that raised it |
+//! | `packing` | A transaction's size from its shape; how many bytes a write carries; how an opening stages a long prompt |
 //! | `keys` | The keypairs of the accounts a client creates, derived from the signer's secret |
 //! | `replay` | A run's remaining turns from any state: plans, receipts' fields, states |
 //! | `budget` | A turn's compute-unit limit and priority fee |
@@ -23,6 +24,7 @@ pub mod budget;
 pub mod crank;
 pub mod errors;
 pub mod keys;
+pub mod packing;
 pub mod params;
 pub mod quote;
 pub mod receipt;

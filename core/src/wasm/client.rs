@@ -40,6 +40,9 @@
 //!   `model_identity(address, data, data_length, output)`: the section
 //!   digest and the model identity (`protocol`), 32 bytes at `output`; an
 //!   error number, no JSON.
+//! - `write_chunk(version)` and `open_steps(version, prompt_length,
+//!   create, opener_is_payer)`: how many weight bytes a write carries, and
+//!   how an opening stages a long prompt (`client::packing`).
 //! - `interface()`: the interface's sizes and codes, so no caller restates
 //!   them: `{"planLength", "stateLayoutLength", "differenceLength",
 //!   "outOfRange", "quoteError", "stateLayoutWords": [...], "coreErrors":
@@ -57,7 +60,7 @@ use super::Region;
 use crate::client::crank::Crank;
 use crate::client::errors::{self, Raiser};
 use crate::client::params::{self, Spelling};
-use crate::client::{quote, receipt, replay, upload, wire};
+use crate::client::{packing, quote, receipt, replay, upload, wire};
 use crate::convert::open_artifact;
 use crate::inference::RunParams;
 use crate::json::{self, Object, Value};
@@ -354,6 +357,62 @@ pub unsafe extern "C" fn model_identity(
         Ok(())
     };
     super::status(run())
+}
+
+/// The most weight bytes one `write` transaction carries, the owner
+/// paying (`client::packing::write_chunk`): `version` 0 for a legacy
+/// message, 1 for a version 0 one (anything else: 0).
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub extern "C" fn write_chunk(version: u32) -> u32 {
+    message_version(version).map_or(0, |v| packing::write_chunk(v) as u32)
+}
+
+/// Replies the transactions that open a run (`client::packing::open_steps`)
+/// for a prompt of `prompt_length` bytes: `[{"create", "stage": [start,
+/// end] or null, "open": bytes staged before it, or null}]`. `version` as
+/// `write_chunk`'s; `create` and `opener_is_payer` 0 or 1. Returns 0, or 1
+/// with `{"error": words}`.
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub extern "C" fn open_steps(
+    version: u32,
+    prompt_length: u32,
+    create: u32,
+    opener_is_payer: u32,
+) -> u32 {
+    let Some(version) = message_version(version) else {
+        return error("version is 0 (legacy) or 1 (version 0)");
+    };
+    let steps = packing::open_steps(
+        version,
+        prompt_length as usize,
+        create == 1,
+        opener_is_payer == 1,
+    );
+    let items = steps.iter().map(|s| {
+        let o = Object::default().bool("create", s.create);
+        let o = match &s.stage {
+            Some(r) => o.raw(
+                "stage",
+                &json::array([r.start.to_string(), r.end.to_string()]),
+            ),
+            None => o.raw("stage", "null"),
+        };
+        match s.open {
+            Some(staged) => o.num("open", staged as u64),
+            None => o.raw("open", "null"),
+        }
+        .finish()
+    });
+    reply(json::array(items));
+    0
+}
+
+fn message_version(version: u32) -> Option<packing::Version> {
+    match version {
+        0 => Some(packing::Version::Legacy),
+        1 => Some(packing::Version::V0),
+        _ => None,
+    }
 }
 
 /// Replies the interface's sizes and codes (see the module's docs).

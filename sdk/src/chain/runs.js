@@ -18,7 +18,7 @@ import * as ix from './instructions.js';
 import { runSigner } from './keys.js';
 import { checkModelIdentity } from './models.js';
 import { rentFor } from './rent.js';
-import { addLanded, emptySummary, fits, mostThatFit, sendAndConfirm, settle } from './transactions.js';
+import { addLanded, emptySummary, sendAndConfirm, settle } from './transactions.js';
 
 /** The longest prompt a run takes, in bytes. */
 export const MAX_PROMPT_BYTES = 1024;
@@ -61,7 +61,7 @@ export function runParams(core, p, model, zero = null) {
  * The transactions that open a run: the creation (when given) with the
  * opening when the prompt fits one transaction, else the creation with the
  * first part of the prompt staged, more staging if needed, and the opening
- * with the rest (client/src/packing.rs).
+ * with the rest, as the client core packs them (core/src/client/packing.rs).
  * @param {import('./client.js').CurtaClient} client
  * @param {{ config: any, model: any, royalty: bigint, identity: Uint8Array }} model
  * @param {import('@solana/kit').TransactionSigner} run
@@ -70,6 +70,7 @@ export function runParams(core, p, model, zero = null) {
  */
 export function openTransactions(client, model, run, p, create) {
   const program = client.programId;
+  const core = requireCore(client, 'openTransactions');
   const open = (/** @type {number} */ staged) =>
     ix.openRun(program, {
       config: model.config,
@@ -84,21 +85,12 @@ export function openTransactions(client, model, run, p, create) {
       staged,
       prompt: p.prompt.subarray(staged),
     });
-  const out = [];
-  let staged = 0;
-  let first = create;
-  const last = () => [...(first ? [first] : []), open(staged)];
-  while (!fits(client, last())) {
-    const prefix = first ? [first] : [];
-    const stage = (/** @type {number} */ n) => ix.writePrompt(program, { run, offset: staged, bytes: p.prompt.subarray(staged, staged + n) });
-    const n = mostThatFit(client, p.prompt.length - staged, (n) => [...prefix, stage(n)]);
-    if (n === 0) throw new Error('no staged prompt bytes fit a transaction');
-    out.push([...prefix, stage(n)]);
-    first = null;
-    staged += n;
-  }
-  out.push(last());
-  return out;
+  // Legacy messages, as this client sends them; the opener pays.
+  return core.openSteps('legacy', p.prompt.length, create !== null, true).map((s) => [
+    ...(s.create && create ? [create] : []),
+    ...(s.stage ? [ix.writePrompt(program, { run, offset: s.stage[0], bytes: p.prompt.subarray(s.stage[0], s.stage[1]) })] : []),
+    ...(s.open !== null ? [open(s.open)] : []),
+  ]);
 }
 
 /**

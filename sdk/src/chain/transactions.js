@@ -74,23 +74,6 @@ export function transactionSize(client, instructions) {
 export const fits = (client, instructions) => transactionSize(client, instructions) <= PACKET_DATA_SIZE;
 
 /**
- * The most of `length` bytes that fit when `build(n)` makes the
- * instructions carrying the first `n` (by bisection).
- * @param {CurtaClient} client
- * @param {number} length
- * @param {(n: number) => Instruction[]} build
- */
-export function mostThatFit(client, length, build) {
-  let [lo, hi] = [0, length];
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (fits(client, build(mid))) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
-
-/**
  * A recent blockhash (reused for a second), or a fresh one.
  * @param {CurtaClient} client
  * @param {boolean} [fresh]

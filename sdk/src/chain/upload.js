@@ -20,7 +20,7 @@ import { fetchConfig, fetchModel, fetchRawAccount, fetchWeight } from './fetch.j
 import * as ix from './instructions.js';
 import { modelSigner, weightSigner } from './keys.js';
 import { rentFor } from './rent.js';
-import { addLanded, addSummary, emptySummary, mostThatFit, sendAll, sendAndConfirm, settle } from './transactions.js';
+import { addLanded, addSummary, emptySummary, sendAll, sendAndConfirm, settle } from './transactions.js';
 
 /**
  * A section's digest, as seal_section checks it: the module's (the core's
@@ -143,11 +143,8 @@ export async function uploadModel(client, bytes, options) {
   /** @type {Uploaded} */
   const out = { model, config: options.config, charges: art.charges, artifact, already: false, bytesWritten: 0, chunksWritten: 0, summary, seconds: 0 };
 
-  // The most bytes a write carries: sized with any address as the weight
-  // account (the config's: one more key, as a weight account is).
-  const chunk = mostThatFit(client, 1 << 14, (n) => [
-    ix.write(program, { model, weight: /** @type {any} */ (options.config), owner: payer, offset: 0, bytes: new Uint8Array(n) }),
-  ]);
+  // The most bytes a write carries in this client's legacy messages.
+  const chunk = core.writeChunk('legacy');
   const setup = { config: options.config, owner: payer.address, model, chunk };
   let acted = false;
   let writeRounds = 0;

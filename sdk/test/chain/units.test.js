@@ -127,14 +127,16 @@ test('errors are named by the program that raised them', () => {
   assert.equal(transactionError(core, { InstructionError: [0, { Custom: 263 }] }, { programId: program, programs: [program] }).name, 'CoreError(ContextExceeded)');
 });
 
-test('a prompt is staged when the create-and-open transaction cannot hold it (748 bytes with the opener paying)', async () => {
+test('a prompt is staged when the create-and-open transaction cannot hold it (748 bytes with the opener paying), as the core packs it', async () => {
   const payer = await createKeyPairSignerFromPrivateKeyBytes(new Uint8Array(32).fill(5));
-  const client = createCurtaClient({ url: 'http://127.0.0.1:1', programId: addr(1), payer });
+  const client = createCurtaClient({ url: 'http://127.0.0.1:1', programId: addr(1), payer, core });
   const run = await generateKeyPairSigner();
   const model = { config: addr(4), model: addr(5), royalty: 0n, identity: new Uint8Array(32).fill(8) };
   const { getCreateAccountInstruction } = await import('@solana-program/system');
   const create = getCreateAccountInstruction({ payer, newAccount: run, lamports: 1, space: 10_485_760, programAddress: addr(1) });
-  // A 986-byte write with the owner paying fills a transaction exactly.
+  // A 986-byte write with the owner paying fills a transaction exactly:
+  // the core's size model is @solana/kit's.
+  assert.equal(core.writeChunk('legacy'), 986);
   assert.equal(transactionSize(client, [ix.write(addr(1), { model: addr(5), weight: addr(7), owner: payer, offset: 0, bytes: new Uint8Array(986) })]), 1232);
   for (const [len, count] of [[0, 1], [748, 1], [749, 2], [1024, 2]]) {
     const prompt = Uint8Array.from({ length: len }, (_, i) => 97 + (i % 26));
