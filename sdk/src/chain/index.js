@@ -18,7 +18,7 @@ export {
 export { fetchConfig, fetchModel, fetchRawAccount, fetchRunAccount, fetchWeight } from './fetch.js';
 export { DEFAULT_ALLOWANCE, MIN_ALLOWANCE, closeConfig, initConfig, setAllowance } from './config.js';
 export { artifactToUpload, describeArtifact, sectionDigest, uploadModel } from './upload.js';
-export { checkArtifact, fetchArtifact, modelIdentity } from './models.js';
+export { checkArtifact, checkModelIdentity, fetchArtifact, modelIdentity } from './models.js';
 export { MAX_PROMPT_BYTES, closeRun, fetchRun, openRun, openTransactions, reclaim, runAccountSigner, runParams } from './runs.js';
 export { quoteRun } from './quote.js';
 export { CurtaReplayMismatch, crankRun, firstDifference } from './crank.js';
