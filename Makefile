@@ -140,6 +140,7 @@ HARNESS_ENV = SBF_OUT_DIR=$(DEPLOY_DIR) CURTA_WASM=$(WASM_TARGET_DIR)/curta_core
 # stop the validator.
 CURTA_BIN_DIR := $${CARGO_TARGET_DIR:-$(ROOT)/target}/debug
 demo: setup build-sbf
+	@echo "[demo] building the host programs (the demo, the curta client, the local validator): Agave's validator and RocksDB, about 25 minutes the first time on two cores (24 min measured), seconds after"
 	cd $(ROOT) && $(HOST_BUILD)
 	cd $(ROOT) && $(HARNESS_ENV) $(CURTA_BIN_DIR)/demo "Once upon a time" 12
 

@@ -301,9 +301,18 @@ fn plan_allowance_help_and_version() {
         "error: --allowance 5: a turn allowance is 22096 to 1350000 compute units (InvalidConfig, core error 1)\n"
     );
 
-    for help in ["--help", "-h", "help"] {
-        let (ok, out, _) = cli(&[help]);
-        assert!(ok, "{help}");
+    // After a command too (`curta-core run --help` once said "--help needs
+    // a value").
+    let helps: [&[&str]; 5] = [
+        &["--help"],
+        &["-h"],
+        &["help"],
+        &["run", "--help"],
+        &["quote", "-h"],
+    ];
+    for help in helps {
+        let (ok, out, _) = cli(help);
+        assert!(ok, "{help:?}");
         assert!(out.starts_with("curta-core 0.1.0\nusage:\n"), "{out}");
         assert!(
             out.contains("curta-core plan ARTIFACT --state FILE"),

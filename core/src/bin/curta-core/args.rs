@@ -16,7 +16,7 @@ pub struct Args {
 
 impl Args {
     pub fn parse(args: &[String]) -> Result<Args, Failure> {
-        const SWITCHES: [&str; 2] = ["--json", "--verbose"];
+        const SWITCHES: [&str; 4] = ["--json", "--verbose", "--help", "-h"];
         let mut out = Args {
             positional: vec![],
             flags: vec![],

@@ -90,6 +90,10 @@ fn dispatch(args: &[String]) -> Result<(), Failure> {
         return Err(Failure::Usage("no command".into()));
     };
     let args = Args::parse(rest)?;
+    if args.has("--help") || args.has("-h") {
+        outln!("curta-core {}\n{USAGE}", env!("CARGO_PKG_VERSION"));
+        return Ok(());
+    }
     match command.as_str() {
         "convert" => convert::command(&args),
         "synthesize" => synthesize::command(&args),
