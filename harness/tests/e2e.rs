@@ -937,6 +937,25 @@ fn bad_input_is_refused_in_words() {
         assert!(err.contains(says), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
+    // A usage error, as clap's (exit code 2), in words: once a bare
+    // "unexpected argument '-3'".
+    {
+        let args = [
+            "quote",
+            &p,
+            "--prompt",
+            "x",
+            "--max-tokens",
+            "4",
+            "--seed",
+            "-3",
+        ];
+        let (code, _, err) = curta(&args);
+        assert_eq!(code, Some(2), "{err}");
+        let says = "-3 is below zero: a seed is a whole number from 0 to 18446744073709551615";
+        assert!(err.contains(says), "{err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
     // A format that is not one is a usage error (exit code 2, as clap's).
     let (code, _, err) = curta(&[
         "quote",

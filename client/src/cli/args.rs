@@ -292,7 +292,7 @@ pub struct RunArgs {
     #[arg(long, default_value = "0", allow_hyphen_values = true)]
     pub temperature: String,
     /// The sampler's seed (a draw's randomness; unused at temperature 0)
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true, value_parser = parse_seed)]
     pub seed: u64,
 }
 
@@ -330,6 +330,17 @@ pub struct SendArgs {
 
 fn parse_limits(s: &str) -> std::result::Result<LimitPolicy, String> {
     LimitPolicy::parse(s)
+}
+
+/// A seed, refused in words: 0 to 2^64 - 1.
+fn parse_seed(s: &str) -> std::result::Result<u64, String> {
+    s.parse().map_err(|_| {
+        let range = format!("a seed is a whole number from 0 to {}", u64::MAX);
+        match s.starts_with('-') {
+            true => format!("{s} is below zero: {range}"),
+            false => format!("{s} is not one: {range}"),
+        }
+    })
 }
 
 fn parse_charges(s: &str) -> std::result::Result<ChargeTable, String> {
