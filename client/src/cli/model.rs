@@ -164,7 +164,7 @@ impl Outcome for UploadOutcome {
         if self.config_rent > 0 {
             out += &format!("config rent: {}\n", sol(self.config_rent));
         }
-        out += &format!("balance: {}\n", signed_sol(self.balance_change));
+        out += &format!("balance change: {}\n", signed_sol(self.balance_change));
         out
     }
 }
