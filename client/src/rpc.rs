@@ -160,6 +160,16 @@ impl Cluster {
         filters: &[(usize, &[u8])],
         slice: usize,
     ) -> Result<Vec<(Pubkey, Vec<u8>)>> {
+        let found = self.program_accounts_held(filters, slice).await?;
+        Ok(found.into_iter().map(|(k, d, _)| (k, d)).collect())
+    }
+
+    /// `program_accounts`, with each account's lamports.
+    pub async fn program_accounts_held(
+        &self,
+        filters: &[(usize, &[u8])],
+        slice: usize,
+    ) -> Result<Vec<(Pubkey, Vec<u8>, u64)>> {
         use base64::Engine;
         let b64 = base64::engine::general_purpose::STANDARD;
         let filters: Vec<Value> = filters
@@ -185,8 +195,9 @@ impl Cluster {
             let data = item["account"]["data"][0]
                 .as_str()
                 .and_then(|d| b64.decode(d).ok());
-            match (key, data) {
-                (Some(k), Some(d)) => out.push((k, d)),
+            let lamports = item["account"]["lamports"].as_u64();
+            match (key, data, lamports) {
+                (Some(k), Some(d), Some(l)) => out.push((k, d, l)),
                 _ => bail!("getProgramAccounts answered an entry it cannot read: {item}"),
             }
         }

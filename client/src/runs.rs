@@ -275,6 +275,45 @@ pub async fn pending(cluster: &Cluster, model: Option<&Pubkey>) -> Result<Vec<Pe
     Ok(out)
 }
 
+/// A run the signer opened, as `getProgramAccounts` finds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Held {
+    pub run: Pubkey,
+    pub model: Pubkey,
+    pub turns: u64,
+    pub generated: u32,
+    pub complete: bool,
+    /// Its lamports: rent and unspent escrow, which closing returns.
+    pub lamports: u64,
+}
+
+/// Every run `opener` opened whose account is still open, complete or
+/// not, sorted by address.
+pub async fn opened_by(cluster: &Cluster, opener: &Pubkey) -> Result<Vec<Held>> {
+    let filters: Vec<(usize, &[u8])> = vec![(run::TAG, &RUN_TAG), (run::OPENER, opener.as_array())];
+    let slice = run::HEADER_LEN + curta_core::state::HEADER_LEN;
+    let mut out = vec![];
+    for (key, data, lamports) in cluster.program_accounts_held(&filters, slice).await? {
+        let info = StateInfo::read(&data[run::HEADER_LEN.min(data.len())..]).ok();
+        let model = data
+            .get(run::MODEL..run::MODEL + 32)
+            .and_then(|b| <[u8; 32]>::try_from(b).ok())
+            .map(Pubkey::new_from_array);
+        if let (Some(info), Some(model)) = (info, model) {
+            out.push(Held {
+                run: key,
+                model,
+                turns: info.turns,
+                generated: info.generated,
+                complete: info.complete,
+                lamports,
+            });
+        }
+    }
+    out.sort_by_key(|h| h.run);
+    Ok(out)
+}
+
 /// A run's model; when it is gone (closed under the run), says that the
 /// run can only be closed, and what closing it returns.
 pub async fn model_of_run(

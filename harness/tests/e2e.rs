@@ -373,8 +373,27 @@ fn deploy_upload_and_generate_the_golden_runs() {
         (again["run"].as_str(), again["opened_now"].as_bool()),
         (Some(run.as_str()), Some(false))
     );
+    // The signer's open runs list it, with what it holds: what closing returns.
+    let listed = ok(curta.json(&["run", "list"]));
+    let find = |l: &serde_json::Value| {
+        l["runs"].as_array().and_then(|r| {
+            r.iter()
+                .find(|r| r["run"].as_str() == Some(run.as_str()))
+                .cloned()
+        })
+    };
+    let entry = find(&listed).unwrap_or_else(|| panic!("{run} not in {listed}"));
+    assert_eq!(entry["lamports"].as_u64(), o["deposit"].as_u64(), "{entry}");
+    assert_eq!(
+        (entry["turns"].as_u64(), entry["complete"].as_bool()),
+        (Some(0), Some(false))
+    );
     let closed = ok(curta.json(&["run", "close", &run]));
     assert_eq!(closed["recovered"].as_u64(), o["deposit"].as_u64());
+    assert!(
+        find(&ok(curta.json(&["run", "list"]))).is_none(),
+        "closed, not listed"
+    );
 
     // A finished run cranked again: nothing to send, said in words.
     let kept = [

@@ -275,6 +275,8 @@ pub enum RunCommand {
         #[arg(value_name = "RUN")]
         run: String,
     },
+    /// List the signer's open runs, with what each holds
+    List,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -1,4 +1,4 @@
-//! `curta run`: open, crank, show, close; and the crank's progress and
+//! `curta run`: open, crank, show, close, list; and the crank's progress and
 //! figures, which `generate` prints too.
 
 use std::collections::{HashMap, HashSet};
@@ -47,6 +47,13 @@ pub async fn run(g: &Globals, cmd: &RunCommand) -> Result<()> {
         RunCommand::Show { run } => {
             let (v, _) = runs::show(c, &addr(run, "run")?).await?;
             g.print(&v);
+        }
+        RunCommand::List => {
+            let opener = c.payer_key();
+            g.print(&Listed {
+                opener,
+                runs: runs::opened_by(c, &opener).await?,
+            });
         }
         RunCommand::Close { run } => {
             let key = addr(run, "run")?;
@@ -149,6 +156,58 @@ impl Outcome for RunView {
             sol(self.paid),
             sol(self.escrow)
         )
+    }
+}
+
+/// The signer's open runs.
+struct Listed {
+    opener: Pubkey,
+    runs: Vec<runs::Held>,
+}
+
+impl Outcome for Listed {
+    fn json(&self) -> Value {
+        let runs: Vec<Value> = self
+            .runs
+            .iter()
+            .map(|r| {
+                json!({
+                    "run": r.run.to_string(),
+                    "model": r.model.to_string(),
+                    "turns": r.turns,
+                    "generated": r.generated,
+                    "complete": r.complete,
+                    "lamports": r.lamports,
+                })
+            })
+            .collect();
+        json!({"opener": self.opener.to_string(), "runs": runs})
+    }
+
+    fn text(&self) -> String {
+        if self.runs.is_empty() {
+            return format!("{} has no open run\n", self.opener);
+        }
+        let mut out = String::new();
+        for r in &self.runs {
+            let state = match r.complete {
+                true => "complete".to_string(),
+                false => format!("{} turns, {} tokens so far", r.turns, r.generated),
+            };
+            out += &format!(
+                "{}  model {}  {state}  holds {}\n",
+                r.run,
+                r.model,
+                sol(r.lamports)
+            );
+        }
+        let held: u64 = self.runs.iter().map(|r| r.lamports).sum();
+        out += &format!(
+            "{}: {} that `curta run close RUN` returns\n",
+            count(self.runs.len() as u64, "open run", "open runs"),
+            sol(held)
+        );
+        out
     }
 }
 
