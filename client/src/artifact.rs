@@ -93,9 +93,7 @@ impl Artifact {
 
     /// Section `i`'s bytes.
     pub fn section(&self, i: usize) -> &[u8] {
-        let m = self.metadata();
-        let offset = m.section_offset(i);
-        &self.bytes[offset..offset + m.section_len(i)]
+        self.metadata().section_in(&self.bytes, i)
     }
 
     pub fn section_count(&self) -> usize {

@@ -190,8 +190,7 @@ pub async fn upload(
                     .iter()
                     .map(|c| {
                         let i = c.section as usize;
-                        let bytes = &core_upload::section(&artifact.bytes, &m, i)
-                            [c.offset..c.offset + c.len];
+                        let bytes = &artifact.section(i)[c.offset..c.offset + c.len];
                         Job::of(plans::write(&program, keys, i, c.offset, bytes), vec![])
                     })
                     .collect();

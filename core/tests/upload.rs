@@ -4,7 +4,7 @@
 //! the steps come in order, each chunk is written once, and the model
 //! ends sealed with the artifact's sections.
 
-use curta_core::client::upload::{next, section, Step, Upload};
+use curta_core::client::upload::{next, Step, Upload};
 use curta_core::convert::{
     convert, open_artifact, synthetic_checkpoint, synthetic_tokenizer, TINY,
 };
@@ -57,7 +57,7 @@ impl Chain {
                 let keep = if cut { chunks.len() / 2 } else { chunks.len() };
                 for c in &chunks[..keep] {
                     let bytes =
-                        &section(artifact, &m, c.section as usize)[c.offset..c.offset + c.len];
+                        &m.section_in(artifact, c.section as usize)[c.offset..c.offset + c.len];
                     let w = &mut self.weights[c.section as usize];
                     let at = weight::HEADER_LEN + c.offset;
                     w[at..at + c.len].copy_from_slice(bytes);
@@ -67,7 +67,7 @@ impl Chain {
             Step::Seal(sections) => {
                 for s in sections {
                     let i = s.section as usize;
-                    let bytes = section(artifact, &m, i);
+                    let bytes = m.section_in(artifact, i);
                     assert_eq!(
                         s.digest,
                         section_digest(bytes),

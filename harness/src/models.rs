@@ -105,6 +105,5 @@ pub fn metadata(artifact: &[u8]) -> Metadata<'_> {
 
 /// Section `i` of an artifact.
 pub fn section<'a>(artifact: &'a [u8], m: &Metadata, i: usize) -> &'a [u8] {
-    let offset = m.section_offset(i);
-    &artifact[offset..offset + m.section_len(i)]
+    m.section_in(artifact, i)
 }

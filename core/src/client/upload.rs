@@ -110,7 +110,7 @@ pub fn next(
     let mut chunks = Vec::new();
     let mut unsealed = Vec::new();
     for i in 0..count {
-        let bytes = section(u.artifact, &m, i);
+        let bytes = m.section_in(u.artifact, i);
         let address = base58::encode(info.section_address(i));
         let data = weights.get(i).copied().flatten();
         let w = data
@@ -152,12 +152,6 @@ pub fn next(
     } else {
         Step::SealModel
     })
-}
-
-/// Section `i`'s bytes in the artifact.
-pub fn section<'a>(artifact: &'a [u8], m: &Metadata, i: usize) -> &'a [u8] {
-    let at = m.section_offset(i);
-    &artifact[at..at + m.section_len(i)]
 }
 
 /// The chunks of `data`, `chunk` bytes each (the last may be short), as
@@ -205,7 +199,7 @@ fn check_model<'d>(u: &Upload, m: &Metadata, data: &'d [u8]) -> Result<ModelAcco
     }
     if info.status() == model::SEALED {
         for i in 0..m.section_count() {
-            if *info.section_digest(i) != section_digest(section(u.artifact, m, i)) {
+            if *info.section_digest(i) != section_digest(m.section_in(u.artifact, i)) {
                 return Err(format!("model {at} is sealed with another section {i}"));
             }
         }

@@ -150,6 +150,16 @@ impl<'a> Metadata<'a> {
         self.section_entry(index, 0)
     }
 
+    /// Section `index`'s bytes in the whole artifact `artifact`; empty
+    /// where the artifact does not hold them.
+    #[inline(always)]
+    pub fn section_in<'b>(&self, artifact: &'b [u8], index: usize) -> &'b [u8] {
+        let offset = self.section_offset(index);
+        artifact
+            .get(offset..offset + self.section_len(index))
+            .unwrap_or(&[])
+    }
+
     /// The length of section `index`; 0 past the table.
     #[inline(always)]
     pub fn section_len(&self, index: usize) -> usize {

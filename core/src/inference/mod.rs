@@ -162,10 +162,7 @@ impl<'a> core::ops::Deref for TurnSections<'a> {
 pub fn plan_sections<'a>(artifact: &'a [u8], m: &Metadata, plan: &TurnPlan) -> TurnSections<'a> {
     let found = TurnSections::collect(plan.section_count, |i| {
         let index = plan.sections[i];
-        let offset = m.section_offset(index as usize);
-        let bytes = artifact
-            .get(offset..offset + m.section_len(index as usize))
-            .unwrap_or(&[]);
+        let bytes = m.section_in(artifact, index as usize);
         Ok::<_, Infallible>(WeightSection { index, bytes })
     });
     match found {
