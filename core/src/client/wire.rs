@@ -40,6 +40,14 @@ fn u32_of(v: &Value, key: &str) -> Result<u32, String> {
     u32::try_from(n).map_err(|_| format!("{key} is {n}: at most {}", u32::MAX))
 }
 
+/// The optional `"allowance"`: the config's turn allowance, 1,350,000 if absent.
+pub fn allowance_of(v: &Value) -> Result<u32, String> {
+    match v.get("allowance") {
+        Some(_) => u32_of(v, "allowance"),
+        None => Ok(CHARGES.allowance),
+    }
+}
+
 fn str_of<'v>(v: &'v Value, key: &str) -> Result<&'v str, String> {
     field(v, key)?
         .as_str()
@@ -97,10 +105,7 @@ pub fn camel(snake: &str) -> String {
 /// `"exact"` or a number) and `"priorityRamp"` (true).
 pub fn params(v: &Value) -> Result<(Params, u32), String> {
     let options = options(v)?;
-    let allowance = match v.get("allowance") {
-        Some(_) => u32_of(v, "allowance")?,
-        None => CHARGES.allowance,
-    };
+    let allowance = allowance_of(v)?;
     let program_id = str_of(v, "programId")?;
     address_of(v, "programId")?;
     let params = Params {
@@ -335,10 +340,7 @@ pub fn run_setup(v: &Value) -> Result<(u32, u32, u64), String> {
 pub fn quote_setup(v: &Value) -> Result<(Prices, u32, u32, u64), String> {
     let options = options(v)?;
     let prices = Prices {
-        allowance: match v.get("allowance") {
-            Some(_) => u32_of(v, "allowance")?,
-            None => CHARGES.allowance,
-        },
+        allowance: allowance_of(v)?,
         royalty: u64_of(v, "royalty")?,
         lamports_per_signature: u64_of(v, "lamportsPerSignature")?,
         crank: options,

@@ -271,6 +271,14 @@ impl<'a> Instruction<'a> {
     }
 }
 
+/// `init_config`'s and `set_allowance`'s one argument.
+const ALLOWANCE_ARG: Field = Field {
+    at: 1,
+    name: "allowance",
+    ty: Ty::U32,
+    docs: &["Turn allowance in compute units, 22,096 to 1,350,000."],
+};
+
 /// Each instruction as the IDL gives it, in tag order.
 pub const SCHEMAS: [InstructionSchema; 16] = [
     InstructionSchema {
@@ -278,14 +286,7 @@ pub const SCHEMAS: [InstructionSchema; 16] = [
         tag: tag::INIT_CONFIG,
         docs: &["Creates the settings, administered by `admin`."],
         accounts: &accounts::INIT_CONFIG,
-        args: &[
-            Field {
-                at: 1,
-                name: "allowance",
-                ty: Ty::U32,
-                docs: &["Turn allowance in compute units, 22,096 to 1,350,000."],
-            },
-        ],
+        args: &[ALLOWANCE_ARG],
         remaining: None,
     },
     InstructionSchema {
@@ -293,14 +294,7 @@ pub const SCHEMAS: [InstructionSchema; 16] = [
         tag: tag::SET_ALLOWANCE,
         docs: &["Changes the turn allowance."],
         accounts: &accounts::SET_ALLOWANCE,
-        args: &[
-            Field {
-                at: 1,
-                name: "allowance",
-                ty: Ty::U32,
-                docs: &["Turn allowance in compute units, 22,096 to 1,350,000."],
-            },
-        ],
+        args: &[ALLOWANCE_ARG],
         remaining: None,
     },
     InstructionSchema {

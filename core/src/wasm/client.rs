@@ -213,14 +213,11 @@ pub unsafe extern "C" fn replay_run(
     };
     // SAFETY (every block below): the contract of the export; the buffers
     // are only read.
-    let allowance = match unsafe { document(setup, setup_length) } {
-        Ok(v) => match v.get("allowance").map(|a| a.as_u64()) {
-            None => crate::planner::CHARGES.allowance,
-            Some(Some(a)) if a <= u32::MAX as u64 => a as u32,
-            Some(_) => return refuse("allowance must be a number of compute units", None, 0),
-        },
-        Err(words) => return refuse(&words, None, 0),
-    };
+    let allowance =
+        match unsafe { document(setup, setup_length) }.and_then(|v| wire::allowance_of(&v)) {
+            Ok(a) => a,
+            Err(words) => return refuse(&words, None, 0),
+        };
     match unsafe {
         replayed(
             (artifact, artifact_length),
