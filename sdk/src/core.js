@@ -13,6 +13,16 @@ import {
   splitSeed,
   u32Arg,
 } from './format.js';
+import { toBase64 } from './base64.js';
+
+/**
+ * A value as the module's JSON takes it: a u64 (bigint) as a decimal
+ * string, bytes as base64 (`docs/client.md`, "The client core").
+ * @param {unknown} value
+ */
+export function wireJson(value) {
+  return JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? v.toString() : v instanceof Uint8Array ? toBase64(v) : v));
+}
 
 /**
  * The core errors' names, by number, as docs/spec.md spells them: filled
@@ -345,11 +355,11 @@ export class CoreWasm {
    * returns its reply, parsed (`docs/client.md`, "The client core").
    * @param {(...args: number[]) => number} call the export, given each buffer's pointer and length after `leading`
    * @param {number[]} leading arguments before the buffers
-   * @param {(Uint8Array | string)[]} buffers
+   * @param {(Uint8Array | object)[]} buffers bytes, or a value passed as its JSON (`wireJson`)
    * @returns {{ status: number, reply: any }}
    */
   callJson(call, leading, buffers) {
-    const copies = buffers.map((b) => this.copyIn(typeof b === 'string' ? new TextEncoder().encode(b) : b));
+    const copies = buffers.map((b) => this.copyIn(b instanceof Uint8Array ? b : new TextEncoder().encode(wireJson(b))));
     try {
       const status = call(...leading, ...copies.flatMap((c) => [c.pointer, c.length])) >>> 0;
       const text = new TextDecoder().decode(this.view(this.exports.reply_pointer() >>> 0, this.exports.reply_length() >>> 0));
@@ -368,7 +378,7 @@ export class CoreWasm {
    * @returns {{ beforeSecret: string, afterSecret: string }}
    */
   derivation(what) {
-    const { status, reply } = this.callJson(this.exports.derivation, [], [JSON.stringify(what)]);
+    const { status, reply } = this.callJson(this.exports.derivation, [], [what]);
     if (status !== 0) throw new RangeError(`derivation: ${reply.error}`);
     return reply;
   }
@@ -383,7 +393,7 @@ export class CoreWasm {
    * @returns {{ words: string, name: string | null }}
    */
   customError(code, program, instruction) {
-    const { status, reply } = this.callJson(this.exports.custom_error, [], [JSON.stringify({ code, program, instruction })]);
+    const { status, reply } = this.callJson(this.exports.custom_error, [], [{ code, program, instruction }]);
     if (status !== 0) throw new RangeError(`custom_error: ${reply.error}`);
     return reply;
   }
@@ -401,9 +411,8 @@ export class CoreWasm {
    * @throws {RangeError} the refusal in words
    */
   checkRun(configBytes, zero, prompt, p) {
-    const setup = JSON.stringify({ maxTokens: p.maxTokens, temperatureQ16: p.temperatureQ16, seed: String(p.seed) });
     const { status, reply } = this.withBuffers([configBytes], (c) =>
-      this.callJson(this.exports.check_run, [c.pointer], [zero ?? new Uint8Array(0), prompt, setup]),
+      this.callJson(this.exports.check_run, [c.pointer], [zero ?? new Uint8Array(0), prompt, { maxTokens: p.maxTokens, temperatureQ16: p.temperatureQ16, seed: p.seed }]),
     );
     if (status !== 0) throw new RangeError(reply.error);
   }
@@ -417,11 +426,10 @@ export class CoreWasm {
    * @param {{ allowance: number }} setup
    */
   replayRun(artifact, state, setup) {
-    const json = JSON.stringify(setup);
     const { status, reply } =
       artifact instanceof CoreArtifact
-        ? this.callJson(this.exports.replay_run, [artifact.buffer.pointer, artifact.buffer.length], [state, json])
-        : this.callJson(this.exports.replay_run, [], [artifact, state, json]);
+        ? this.callJson(this.exports.replay_run, [artifact.buffer.pointer, artifact.buffer.length], [state, setup])
+        : this.callJson(this.exports.replay_run, [], [artifact, state, setup]);
     if (status !== 0) {
       if (reply.code === null) throw new TypeError(reply.error);
       throw new CurtaCoreError(reply.code);
@@ -432,12 +440,12 @@ export class CoreWasm {
   /**
    * How a receipt differs from the replay's step of its turn, in the
    * client core's words (`receipt_differences`): `check` is `{ receipt,
-   * step, run, model, royalty }` as JSON values.
+   * step, run, model, royalty }` as the SDK holds them (bigints, bytes).
    * @param {object} check
    * @returns {{ field: string, receipt: string, replay: string, words: string }[]}
    */
   receiptDifferences(check) {
-    const { status, reply } = this.callJson(this.exports.receipt_differences, [], [JSON.stringify(check)]);
+    const { status, reply } = this.callJson(this.exports.receipt_differences, [], [check]);
     if (status !== 0) throw new TypeError(`receipt_differences: ${reply.error}`);
     return reply;
   }
@@ -456,7 +464,7 @@ export class CoreWasm {
   uploadNext(artifact, model, weights, setup) {
     const all = new Uint8Array(weights.reduce((n, w) => n + w.length, 0));
     weights.reduce((at, w) => (all.set(w, at), at + w.length), 0);
-    const json = JSON.stringify({ ...setup, weightLengths: weights.map((w) => w.length) });
+    const json = { ...setup, weightLengths: weights.map((w) => w.length) };
     const { status, reply } = this.callJson(this.exports.upload_next, [], [artifact, model ?? new Uint8Array(0), all, json]);
     if (status !== 0) throw new Error(reply.error);
     return reply;
@@ -524,7 +532,7 @@ export class CoreWasm {
    * @param {readonly string[]} logs
    */
   receipts(programId, logs) {
-    const { status, reply } = this.callJson(this.exports.receipts, [], [JSON.stringify({ programId, logs })]);
+    const { status, reply } = this.callJson(this.exports.receipts, [], [{ programId, logs }]);
     if (status !== 0) throw new TypeError(reply.error);
     return reply;
   }
@@ -562,8 +570,7 @@ export class CoreWasm {
    * @param {object} setup `{ allowance, royalty, lamportsPerSignature, openTransactions, rent, maxTokens, temperatureQ16, seed, window?, cuLimit?, priorityRamp? }`
    */
   quoteRun(artifact, prompt, setup) {
-    const json = JSON.stringify(setup, (_, v) => (typeof v === 'bigint' ? v.toString() : v));
-    const { status, reply } = this.callJson(this.exports.quote_run, [], [artifact, prompt, json]);
+    const { status, reply } = this.callJson(this.exports.quote_run, [], [artifact, prompt, setup]);
     if (status !== 0) {
       if (reply.code === null) throw new TypeError(reply.error);
       throw new CurtaCoreError(reply.code);

@@ -21,9 +21,6 @@
  * @property {boolean} [priorityRamp]
  */
 
-/** Bigints as decimal strings, as the module reads every u64. */
-const toJson = (/** @type {unknown} */ value) => JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? v.toString() : v));
-
 /** The crank of one run, in the module. */
 export class CrankMachine {
   /**
@@ -34,7 +31,7 @@ export class CrankMachine {
    * @param {CrankSetup} setup
    */
   constructor(core, artifact, state, setup) {
-    const { status: handle, reply } = core.callJson(core.exports.crank_new, [], [artifact, state, toJson(setup)]);
+    const { status: handle, reply } = core.callJson(core.exports.crank_new, [], [artifact, state, setup]);
     if (handle === 0) {
       const error = new Error(reply.code === null ? reply.error : `${reply.error}: core error ${reply.code}`);
       throw Object.assign(error, { code: reply.code, turn: Number(reply.turn) });
@@ -54,7 +51,7 @@ export class CrankMachine {
    * @returns {any} the action, as the module writes it
    */
   next(event, state = new Uint8Array(0)) {
-    const { status, reply } = this.core.callJson(this.core.exports.crank_next, [this.handle], [toJson(event), state]);
+    const { status, reply } = this.core.callJson(this.core.exports.crank_next, [this.handle], [event, state]);
     if (status !== 0) throw new TypeError(reply.error);
     return reply;
   }

@@ -51,10 +51,7 @@ export async function initConfig(client, options = {}) {
 export async function setAllowance(client, config, allowance) {
   checkAllowance(allowance, 'allowance');
   await settle(client);
-  const before = await fetchConfig(client, config);
-  if (before.admin !== client.payer.address) {
-    throw new Error(`config ${config} is administered by ${before.admin}, not the signer ${client.payer.address}`);
-  }
+  const before = await administered(client, config);
   if (before.allowance === allowance) return { config, allowance, changed: false };
   await sendAndConfirm(client, 'setting the allowance', [ix.setAllowance(client.programId, { config: /** @type {any} */ (config), admin: client.payer, allowance })]);
   const after = await fetchConfig(client, config);
@@ -72,11 +69,21 @@ export async function setAllowance(client, config, allowance) {
  */
 export async function closeConfig(client, config) {
   await settle(client);
-  const before = await fetchConfig(client, config);
-  if (before.admin !== client.payer.address) {
-    throw new Error(`config ${config} is administered by ${before.admin}, not the signer ${client.payer.address}`);
-  }
+  await administered(client, config);
   const held = (await fetchRawAccount(client, config))?.lamports ?? 0n;
   await sendAndConfirm(client, 'closing the config', [ix.closeConfig(client.programId, { config: /** @type {any} */ (config), admin: client.payer })]);
   return { config, returned: held };
+}
+
+/**
+ * A config the payer administers, or an error naming its admin.
+ * @param {import('./client.js').CurtaClient} client
+ * @param {string} config
+ */
+async function administered(client, config) {
+  const c = await fetchConfig(client, config);
+  if (c.admin !== client.payer.address) {
+    throw new Error(`config ${config} is administered by ${c.admin}, not the signer ${client.payer.address}`);
+  }
+  return c;
 }

@@ -11,7 +11,7 @@
 import { createKeyPairSignerFromPrivateKeyBytes } from '@solana/kit';
 
 import { promptBytes } from '../core.js';
-import { fromBase64, sha256, toBase64 } from './bytes.js';
+import { fromBase64, sha256 } from './bytes.js';
 
 /**
  * The 32-byte secret keys derive from: a signer's ed25519 seed. A 64-byte
@@ -31,7 +31,7 @@ export function derivationSecret(secret) {
  * The derived keypair of one account.
  * @param {import('../core.js').CoreWasm} core
  * @param {Uint8Array} secret 32 bytes
- * @param {Record<string, unknown>} what `{ kind, ... }` as the module's `derivation` export reads it (docs/client.md)
+ * @param {Record<string, unknown>} what `{ kind, ... }` as the module's `derivation` export reads it (docs/client.md); bytes and bigints as they are
  */
 export async function deriveSigner(core, secret, what) {
   const { beforeSecret, afterSecret } = core.derivation(what);
@@ -56,9 +56,7 @@ export function configSigner(core, secret, programId) {
  * @param {{ programId: string, config: string, artifactSha256: Uint8Array, royalty: bigint | number }} p
  */
 export function modelSigner(core, secret, p) {
-  const { programId, config, royalty } = p;
-  const what = { kind: 'model', programId, config, artifactSha256: toBase64(p.artifactSha256), royalty: String(royalty) };
-  return deriveSigner(core, secret, what);
+  return deriveSigner(core, secret, { kind: 'model', ...p });
 }
 
 /**
@@ -83,10 +81,10 @@ export function runSigner(core, secret, r) {
   return deriveSigner(core, secret, {
     kind: 'run',
     model: r.model,
-    prompt: toBase64(promptBytes(r.prompt)),
+    prompt: promptBytes(r.prompt),
     maxTokens: r.maxTokens,
     temperatureQ16: r.temperatureQ16,
-    seed: String(r.seed),
+    seed: r.seed,
     label: r.label ?? '',
   });
 }

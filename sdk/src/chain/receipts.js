@@ -3,7 +3,7 @@
 // (docs/program.md, "The turn receipt"), read from a transaction's logs,
 // and checked field by field against the module's replay of the turn.
 
-import { fromBase64, toBase64 } from './bytes.js';
+import { fromBase64 } from './bytes.js';
 
 /**
  * A turn's receipt.
@@ -59,21 +59,5 @@ export function receiptsFromLogs(core, programId, logs) {
  * @returns {{ field: string, receipt: string, replay: string, words: string }[]}
  */
 export function receiptDifferences(core, receipt, step, expected) {
-  const r = receipt;
-  const s = step;
-  return core.receiptDifferences({
-    receipt: {
-      ...{ run: r.run, model: r.model, turns: String(r.turns), paid: String(r.paid), generated: r.generated },
-      ...{ generatedThisTurn: r.generatedThisTurn, charged: r.charged, phase: r.phase, textLength: r.textLength },
-      ...{ tokens: r.tokens, text: toBase64(r.text) },
-    },
-    step: {
-      ...{ turnsBefore: String(s.turnsBefore), sections: s.sections, estimatedCu: s.estimatedCu, charged: s.charged },
-      ...{ generated: s.generated, generatedThisTurn: s.generatedThisTurn, phase: s.phase, textLength: s.textLength },
-      ...{ tokens: s.tokens, text: toBase64(s.text) },
-    },
-    run: expected.run,
-    model: expected.model,
-    royalty: String(expected.royalty),
-  });
+  return core.receiptDifferences({ receipt, step, ...expected });
 }

@@ -16,7 +16,8 @@ import { getSetComputeUnitLimitInstruction } from '@solana-program/compute-budge
 import { ARTIFACT_MAGIC, chargesFlag, chargesOf, readFlags, readSectionTable } from '../format.js';
 import { fromBase64, sha256 } from './bytes.js';
 import { requireCore, requireSecret } from './client.js';
-import { fetchConfig, fetchModel, fetchRawAccount, fetchWeight } from './fetch.js';
+import { decodeModelAccount } from './accounts.js';
+import { fetchConfig, fetchRawAccount, fetchWeight } from './fetch.js';
 import * as ix from './instructions.js';
 import { modelSigner, weightSigner } from './keys.js';
 import { rentFor } from './rent.js';
@@ -150,7 +151,9 @@ export async function uploadModel(client, bytes, options) {
   let writeRounds = 0;
   for (;;) {
     const found = await fetchRawAccount(client, model);
-    const info = found ? await fetchModel(client, model) : null;
+    if (found && found.owner !== program) throw new Error(`${model} (this model's address) is held by ${found.owner}, not the curta program`);
+    // The core checks the rest; only the weight accounts' addresses are read here.
+    const info = found ? decodeModelAccount(found.data, `model ${model}`) : null;
     const bound = info ? info.sections.map((s) => s.weight) : [];
     const weights =
       bound.length > 0 && bound.every((w) => w) ? await Promise.all(bound.map(async (w) => (await fetchRawAccount(client, /** @type {string} */ (w)))?.data ?? new Uint8Array(0))) : [];
