@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use curta_core::client::crank::{self as machine, Action, Crank, Event, Params, Status, StopKind};
+use curta_core::protocol::run::CrankFee;
 use curta_core::protocol::{model, RunAccount};
 use futures::future::try_join_all;
 use solana_pubkey::Pubkey;
@@ -63,6 +64,7 @@ pub struct RunContext {
     pub model: ModelInfo,
     pub allowance: u32,
     pub royalty: u64,
+    pub crank: CrankFee,
     pub artifact: Artifact,
     pub state: Vec<u8>,
 }
@@ -100,6 +102,10 @@ pub async fn context(
     Ok(RunContext {
         run: *run,
         royalty: r.royalty(),
+        crank: CrankFee {
+            fee: r.crank_fee(),
+            deposit: r.crank_deposited(),
+        },
         state: r.state().to_vec(),
         model,
         allowance,
@@ -124,6 +130,9 @@ pub async fn machine(cluster: &Cluster, ctx: &RunContext, opts: Options) -> Resu
         run: ctx.run.to_bytes(),
         model: ctx.model.keys.model.to_bytes(),
         royalty: ctx.royalty,
+        crank_fee: ctx.crank.fee,
+        crank_deposited: ctx.crank.deposit,
+        owner: ctx.model.keys.owner.to_bytes(),
         payer: cluster.payer_key().to_string(),
         keep: cluster.rent(0).await?,
         lamports_per_signature: cluster.lamports_per_signature().await?,
@@ -292,15 +301,15 @@ async fn send_turn(
         .iter()
         .map(|&s| ctx.model.keys.weights[s as usize])
         .collect();
-    let ixs = crate::plans::turn(
+    let turn = crate::instructions::turn(
         &cluster.program_id,
         &ctx.model.keys,
         &ctx.run,
+        &cluster.payer_key(),
         &weights,
         Some(send.expected_turns),
-        send.cu_limit,
-        send.micro_lamports,
     );
+    let ixs = crate::plans::turn(turn, send.cu_limit, send.micro_lamports);
     let programs = ixs.iter().map(|ix| ix.program_id).collect();
     let b = if send.fresh_blockhash {
         cluster.fresh_blockhash().await?

@@ -7,6 +7,7 @@
 use curta_core::format::Config;
 use curta_core::inference::RunParams;
 use curta_core::planner;
+use curta_core::protocol::run::CrankFee;
 use curta_core::protocol::{accounts, AccountRole, Instruction as Ix, ModelAccount};
 use solana_instruction::{AccountMeta, Instruction};
 use solana_pubkey::Pubkey;
@@ -186,13 +187,15 @@ pub fn close_model(program_id: &Pubkey, model: &Pubkey, owner: &Pubkey) -> Instr
 /// prompt must already be in the account (`write_prompt`); the rest travel
 /// with the instruction. The royalty and model identity are `keys`' (as
 /// read from the model account): the program refuses the open if the model
-/// has changed since.
+/// has changed since. `crank` is what each turn pays its sender, from a
+/// deposit the run account must hold beside its rent and escrow.
 pub fn open_run(
     program_id: &Pubkey,
     keys: &ModelKeys,
     run: &Pubkey,
     opener: &Pubkey,
     p: &RunParams,
+    crank: &CrankFee,
     staged: usize,
 ) -> Instruction {
     instruction(
@@ -203,6 +206,8 @@ pub fn open_run(
             seed: p.seed,
             royalty: keys.royalty,
             model_identity: &keys.identity,
+            crank_fee: crank.fee,
+            crank_deposit: crank.deposit,
             staged: staged as u32,
             prompt: &p.prompt[staged..],
         },
@@ -257,13 +262,15 @@ impl ModelKeys {
     }
 }
 
-/// `turn`: section zero's weight account, then `weights` (the plan's).
-/// With `expected_turns`, the program refuses the turn unless the state
-/// has run exactly that many turns.
+/// `turn`: section zero's weight account, the cranker (who signs and is
+/// paid the run's crank fee), then `weights` (the plan's). With
+/// `expected_turns`, the program refuses the turn unless the state has run
+/// exactly that many turns.
 pub fn turn(
     program_id: &Pubkey,
     keys: &ModelKeys,
     run: &Pubkey,
+    cranker: &Pubkey,
     weights: &[Pubkey],
     expected_turns: Option<u64>,
 ) -> Instruction {
@@ -273,6 +280,7 @@ pub fn turn(
         *run,
         keys.owner,
         keys.weights[0],
+        *cranker,
     ];
     let mut named = metas(&accounts::TURN, &fixed);
     named.extend(weights.iter().map(|w| meta(&accounts::TURN_WEIGHT, *w)));

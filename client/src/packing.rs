@@ -4,6 +4,7 @@
 //! whose size model the tests below hold to this serializer's).
 
 use curta_core::inference::RunParams;
+use curta_core::protocol::run::CrankFee;
 use solana_instruction::Instruction;
 use solana_message::Message;
 use solana_pubkey::Pubkey;
@@ -59,10 +60,10 @@ pub fn open_run_transactions(
     run: &Pubkey,
     opener: &Pubkey,
     payer: &Pubkey,
-    params: &RunParams,
+    terms: (&RunParams, &CrankFee),
     create: Instruction,
 ) -> Vec<Vec<Instruction>> {
-    open_transactions(program_id, keys, run, opener, payer, params, Some(create))
+    open_transactions(program_id, keys, run, opener, payer, terms, Some(create))
 }
 
 /// `open_run_transactions` for a run account already created (by an
@@ -75,9 +76,9 @@ pub fn open_created_run_transactions(
     run: &Pubkey,
     opener: &Pubkey,
     payer: &Pubkey,
-    params: &RunParams,
+    terms: (&RunParams, &CrankFee),
 ) -> Vec<Vec<Instruction>> {
-    open_transactions(program_id, keys, run, opener, payer, params, None)
+    open_transactions(program_id, keys, run, opener, payer, terms, None)
 }
 
 fn open_transactions(
@@ -86,7 +87,7 @@ fn open_transactions(
     run: &Pubkey,
     opener: &Pubkey,
     payer: &Pubkey,
-    params: &RunParams,
+    (params, crank): (&RunParams, &CrankFee),
     create: Option<Instruction>,
 ) -> Vec<Vec<Instruction>> {
     let prompt = params.prompt;
@@ -105,7 +106,9 @@ fn open_transactions(
                 ixs.push(ix::write_prompt(program_id, run, r.start, &prompt[r]));
             }
             if let Some(staged) = s.open {
-                ixs.push(ix::open_run(program_id, keys, run, opener, params, staged));
+                ixs.push(ix::open_run(
+                    program_id, keys, run, opener, params, crank, staged,
+                ));
             }
             ixs
         })
@@ -150,10 +153,10 @@ mod tests {
         // A write with the owner paying: 246 bytes besides the payload.
         let w = ix::write(&program, &k.model, &k.weights[1], &payer, 0, &[0; 986]);
         assert_eq!(transaction_size(&[w], &payer), PACKET_DATA_SIZE);
-        // Create and open together: prompts up to 748 bytes with the
-        // opener paying, 652 when another account pays.
+        // Create and open together: prompts up to 732 bytes with the
+        // opener paying, 636 when another account pays.
         let run = Pubkey::new_unique();
-        for (opener, most) in [(payer, 748), (Pubkey::new_unique(), 652)] {
+        for (opener, most) in [(payer, 732), (Pubkey::new_unique(), 636)] {
             let prompt = vec![b'a'; most];
             let p = RunParams {
                 prompt: &prompt,
@@ -163,7 +166,7 @@ mod tests {
             };
             let ixs = [
                 create(&payer, &run, &program),
-                ix::open_run(&program, &k, &run, &opener, &p, 0),
+                ix::open_run(&program, &k, &run, &opener, &p, &CrankFee::default(), 0),
             ];
             assert_eq!(transaction_size(&ixs, &payer), PACKET_DATA_SIZE);
         }
@@ -187,10 +190,10 @@ mod tests {
                 &run,
                 &payer,
                 &payer,
-                &p,
+                (&p, &CrankFee::default()),
                 create(&payer, &run, &program),
             );
-            assert_eq!(txs.len(), if len <= 748 { 1 } else { 2 }, "{len}");
+            assert_eq!(txs.len(), if len <= 732 { 1 } else { 2 }, "{len}");
             // Every transaction fits, and the staged bytes and the inline
             // rest make the prompt.
             let mut rebuilt = vec![0u8; len];
@@ -235,7 +238,14 @@ mod tests {
                 );
             }
             // Already created: the same staging and opening, no creation.
-            let again = open_created_run_transactions(&program, &keys(), &run, &payer, &payer, &p);
+            let again = open_created_run_transactions(
+                &program,
+                &keys(),
+                &run,
+                &payer,
+                &payer,
+                (&p, &CrankFee::default()),
+            );
             assert!(again.len() <= txs.len(), "{len}");
             assert!(again.iter().all(|tx| fits(tx, &payer)), "{len}");
             let programs: Vec<Vec<Pubkey>> = again

@@ -14,6 +14,8 @@ pub struct Params {
     pub max_tokens: u32,
     pub temperature_q16: u32,
     pub seed: u64,
+    /// Lamports each turn pays its sender (0: none).
+    pub crank_fee: u64,
 }
 
 impl Params {

@@ -175,22 +175,13 @@ pub fn seal_model(program: &Pubkey, keys: &ModelKeys) -> Planned {
     }
 }
 
-/// A turn: its compute-unit limit, a priority price when there is one
-/// (micro-lamports per unit), and the turn naming the weight accounts its
-/// plan reads, expecting `expected_turns` turns run before it.
-pub fn turn(
-    program: &Pubkey,
-    keys: &ModelKeys,
-    run: &Pubkey,
-    weights: &[Pubkey],
-    expected_turns: Option<u64>,
-    cu_limit: u32,
-    price: u64,
-) -> Vec<Instruction> {
+/// A turn (`instructions::turn`) after its compute-unit limit and a
+/// priority price when there is one (micro-lamports per unit).
+pub fn turn(turn: Instruction, cu_limit: u32, price: u64) -> Vec<Instruction> {
     let mut ixs = vec![ComputeBudgetInstruction::set_compute_unit_limit(cu_limit)];
     if price > 0 {
         ixs.push(ComputeBudgetInstruction::set_compute_unit_price(price));
     }
-    ixs.push(ix::turn(program, keys, run, weights, expected_turns));
+    ixs.push(turn);
     ixs
 }

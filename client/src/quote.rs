@@ -4,6 +4,7 @@
 //! schedule and rent.
 
 use curta_core::inference::RunParams;
+use curta_core::protocol::run::CrankFee;
 use solana_pubkey::Pubkey;
 
 use crate::artifact::Artifact;
@@ -33,6 +34,7 @@ impl Needs for Quote {
         Needed::new()
             .with("rent", self.rent)
             .with("escrow", self.escrow)
+            .with("crank deposit", self.crank.deposit)
             .with("fees", self.fees())
     }
 }
@@ -57,12 +59,61 @@ pub struct Prices {
     /// The crank's priority ramp, and its window (which sets its period).
     pub priority_ramp: bool,
     pub window: usize,
+    /// Lamports each turn pays its sender.
+    pub crank_fee: u64,
 }
 
 /// The default rent (3,480 lamports per byte-year, two years, plus 128
 /// bytes of account overhead), as a cluster with default rent charges.
 pub fn default_rent(len: usize) -> u64 {
     solana_rent::Rent::default().minimum_balance(len)
+}
+
+/// The crank fee to offer: a turn's own fee on the cluster, from the
+/// cluster's price of a turn's message when it was asked (`turn_fee`), else
+/// today's schedule (a signature plus the turn's priority fee), plus the
+/// margin (`budget::recommended_crank_fee`). With what it is based on.
+pub fn recommended_crank_fee(
+    q: &Quote,
+    lamports_per_signature: u64,
+    turn_fee: Option<u64>,
+) -> (u64, String) {
+    let (fee, basis) = match turn_fee {
+        Some(f) => (f, "the cluster's fee for a turn's message"),
+        None => (
+            lamports_per_signature + q.turn_priority_fee_max,
+            "a signature plus the turn's priority fee",
+        ),
+    };
+    let margin = curta_core::client::budget::CRANK_FEE_MARGIN_QUARTERS * 25;
+    (
+        curta_core::client::budget::recommended_crank_fee(fee),
+        format!("{basis}, {fee} lamports, plus {margin}%"),
+    )
+}
+
+/// A turn's message as the crank sends the quoted run's first turn (the
+/// largest limit and priority price), to ask the cluster its fee; the
+/// run's address is a stand-in, which does not change the price.
+pub fn turn_message(
+    program: &Pubkey,
+    keys: &ModelKeys,
+    cranker: &Pubkey,
+    q: &Quote,
+    prices: &Prices,
+) -> Vec<solana_instruction::Instruction> {
+    use curta_core::client::budget::{ramp_lamports, ramp_period, ramp_price};
+    let limit = q.cu_limit_max;
+    let price = match prices.priority_ramp {
+        true => ramp_price(ramp_lamports(0, ramp_period(prices.window)), limit),
+        false => 0,
+    };
+    let run = Pubkey::new_from_array([3; 32]);
+    crate::plans::turn(
+        crate::instructions::turn(program, keys, &run, cranker, &[], Some(0)),
+        limit,
+        price,
+    )
 }
 
 /// Prices a run (the client core's `quote`); `rent` is the rent of its
@@ -93,8 +144,17 @@ pub fn quote(artifact: &Artifact, params: &RunParams, prices: &Prices, rent: u64
         account_len as u64,
         &program,
     );
-    let open =
-        packing::open_run_transactions(&program, &keys, &run_key, &payer, &payer, params, create);
+    // The deposit's size does not change the opening's: a stand-in.
+    let crank = CrankFee::for_turns(prices.crank_fee, 1);
+    let open = packing::open_run_transactions(
+        &program,
+        &keys,
+        &run_key,
+        &payer,
+        &payer,
+        (params, &crank),
+        create,
+    );
     let core_prices = curta_core::client::quote::Prices {
         allowance: prices.allowance,
         royalty: prices.royalty,
@@ -106,6 +166,7 @@ pub fn quote(artifact: &Artifact, params: &RunParams, prices: &Prices, rent: u64
         },
         open_transactions: open.len() as u64,
         rent,
+        crank_fee: prices.crank_fee,
     };
     curta_core::client::quote::quote(&artifact.bytes, params, &core_prices).map_err(|e| {
         match e.turn {

@@ -317,6 +317,18 @@ impl Cluster {
         Ok(fee)
     }
 
+    /// What the cluster charges for a transaction of `ixs` paid by the
+    /// payer alone (its own schedule: signatures, priority, and whatever
+    /// else it prices, such as SIMD-0553's requested compute units).
+    pub async fn fee_for(&self, ixs: &[Instruction]) -> Result<u64> {
+        let b = self.blockhash().await?;
+        let message = Message::new_with_blockhash(ixs, Some(&self.payer_key()), &b.hash);
+        self.rpc
+            .get_fee_for_message(&message)
+            .await
+            .context("asking the fee of a transaction")
+    }
+
     /// A transaction of `ixs` paid by the payer, signed by it and those of
     /// `signers` the instructions need.
     pub fn sign(

@@ -6,7 +6,8 @@
 //! again finds the run already open (or half opened by a process that was
 //! interrupted) instead of paying for a second one.
 
-use curta_core::protocol::{run, RunAccount, RUN_TAG};
+use curta_core::protocol::run::{self, CrankFee};
+use curta_core::protocol::{RunAccount, RUN_TAG};
 use curta_core::state::{Header, StateLayout};
 use curta_core::{output_text, StateInfo};
 use solana_pubkey::Pubkey;
@@ -31,9 +32,10 @@ pub struct Opened {
     /// False when the run was open already (nothing was sent).
     pub opened_now: bool,
     pub account_len: usize,
-    /// Lamports put in the run: its rent and the escrow.
+    /// Lamports put in the run: its rent, the escrow and the crank deposit.
     pub deposit: u64,
     pub escrow: u64,
+    pub crank: CrankFee,
     pub summary: Summary,
 }
 
@@ -62,6 +64,7 @@ pub async fn open(
     cluster: &Cluster,
     model: &ModelInfo,
     params: &Params,
+    crank: &CrankFee,
     label: &str,
     fees_after: u64,
 ) -> Result<Opened> {
@@ -96,8 +99,9 @@ pub async fn open(
         run: run_key,
         opened_now: true,
         account_len: len,
-        deposit: rent + escrow,
+        deposit: rent + escrow + crank.deposit,
         escrow,
+        crank: *crank,
         summary: Summary::default(),
     };
     let p = params.as_run_params();
@@ -110,7 +114,7 @@ pub async fn open(
             let create = solana_system_interface::instruction::create_account(
                 &payer,
                 &run_key,
-                rent + escrow,
+                out.deposit,
                 len as u64,
                 &cluster.program_id,
             );
@@ -120,7 +124,7 @@ pub async fn open(
                 &run_key,
                 &payer,
                 &payer,
-                &p,
+                (&p, crank),
                 create,
             )
         }
@@ -147,7 +151,7 @@ pub async fn open(
                 &run_key,
                 &payer,
                 &payer,
-                &p,
+                (&p, crank),
             )
         }
         Some(_) => bail!("{run_key} (this run's address) holds something else"),
@@ -156,6 +160,7 @@ pub async fn open(
     let needed = Needed::new()
         .with("rent", if locks { rent } else { 0 })
         .with("escrow", if locks { escrow } else { 0 })
+        .with("crank deposit", if locks { crank.deposit } else { 0 })
         .with("fees", 2 * per_signature * txs.len() as u64 + fees_after);
     funds::ensure(cluster, "this run", &needed).await?;
     for (i, tx) in txs.iter().enumerate() {
@@ -241,10 +246,13 @@ pub struct Pending {
     pub run: Pubkey,
     pub model: Pubkey,
     pub turns: u64,
+    /// What its next turn pays its sender (the fee, or the deposit's rest).
+    pub crank_payment: u64,
 }
 
 /// Every opened run of the program (of `model`, when given) that is not
-/// complete, read from its header and state cursor alone.
+/// complete, read from its header and state cursor alone; the best paid
+/// first.
 pub async fn pending(cluster: &Cluster, model: Option<&Pubkey>) -> Result<Vec<Pending>> {
     let mut filters: Vec<(usize, &[u8])> = vec![(run::TAG, &RUN_TAG)];
     if let Some(m) = model {
@@ -253,25 +261,23 @@ pub async fn pending(cluster: &Cluster, model: Option<&Pubkey>) -> Result<Vec<Pe
     let slice = run::HEADER_LEN + curta_core::state::HEADER_LEN;
     let mut out = vec![];
     for (key, data) in cluster.program_accounts(&filters, slice).await? {
-        let Ok(info) = StateInfo::read(&data[run::HEADER_LEN.min(data.len())..]) else {
+        let Ok(r) = RunAccount::read(&data) else {
+            continue;
+        };
+        let Ok(info) = StateInfo::read(r.state()) else {
             continue;
         };
         if info.complete {
             continue;
         }
-        let model = data
-            .get(run::MODEL..run::MODEL + 32)
-            .and_then(|b| <[u8; 32]>::try_from(b).ok())
-            .map(Pubkey::new_from_array);
-        if let Some(model) = model {
-            out.push(Pending {
-                run: key,
-                model,
-                turns: info.turns,
-            });
-        }
+        out.push(Pending {
+            run: key,
+            model: Pubkey::new_from_array(*r.model()),
+            turns: info.turns,
+            crank_payment: r.next_crank_payment(),
+        });
     }
-    out.sort_by_key(|p| p.run);
+    out.sort_by_key(|p| (std::cmp::Reverse(p.crank_payment), p.run));
     Ok(out)
 }
 

@@ -44,6 +44,9 @@ fn run_params() -> RunParams<'static> {
     }
 }
 
+const CRANK_FEE: u64 = 2_000;
+const CRANK_DEPOSITED: u64 = 5_000;
+
 /// Every state of the run, from the first to the complete one.
 fn states(artifact: &[u8], start: &[u8]) -> Vec<StateBuffer> {
     let m = open_artifact(artifact).unwrap();
@@ -190,6 +193,11 @@ impl Chain {
             charged: steps[0].charged,
             phase: a.phase as u32,
             text_len: a.text_len,
+            crank_paid: curta_core::protocol::run::crank_payment(
+                CRANK_FEE,
+                CRANK_DEPOSITED,
+                l.turn - 1,
+            ),
         }
         .encode(&mut fixed);
         let program = match self.faults.forged_receipt.contains(&l.send) {
@@ -362,6 +370,10 @@ fn scenario(
         .str("run", &base58::encode(&[7; 32]))
         .str("model", &base58::encode(&[9; 32]))
         .big("royalty", 1_000)
+        // A deposit that runs out part way: the receipts then pay less.
+        .big("crankFee", CRANK_FEE)
+        .big("crankDeposited", CRANK_DEPOSITED)
+        .str("owner", &base58::encode(&[6; 32]))
         .str("payer", &base58::encode(&[5; 32]))
         .big("keep", KEEP)
         .big("lamportsPerSignature", 5_000)
@@ -438,6 +450,49 @@ fn run_turns() -> u64 {
         .unwrap()
         .steps
         .len() as u64
+}
+
+/// A crank whose payer owns the model stops before sending anything while
+/// a crank fee is due: the program refuses the owner as a fee's recipient.
+#[test]
+fn the_models_owner_is_not_paid_to_crank() {
+    let artifact = artifact();
+    let start = initial_state(&artifact, &run_params()).unwrap();
+    let payer = base58::encode(&[5; 32]);
+    let setup = |deposit: u64| {
+        let v = Object::default()
+            .str("programId", PROGRAM)
+            .str("run", &base58::encode(&[7; 32]))
+            .str("model", &base58::encode(&[9; 32]))
+            .big("royalty", 1_000)
+            .big("crankFee", CRANK_FEE)
+            .big("crankDeposited", deposit)
+            .str("owner", &payer)
+            .str("payer", &payer)
+            .big("keep", KEEP)
+            .big("lamportsPerSignature", 5_000)
+            .num("allowance", ALLOWANCE as u64)
+            .finish();
+        wire::params(&Value::parse(&v).unwrap()).unwrap().0
+    };
+    let config = open_artifact(&artifact).unwrap().config;
+    let crank = |deposit| {
+        let r = replay(&artifact, &start, ALLOWANCE).unwrap();
+        Crank::new(config, r, setup(deposit)).next(Event::Start)
+    };
+    match crank(CRANK_DEPOSITED) {
+        Action::Stop(s) => {
+            assert_eq!(s.kind, StopKind::Refused);
+            assert!(
+                s.words.contains("which the model's owner (the signer,"),
+                "{}",
+                s.words
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // No fee left to pay: the owner cranks as anyone.
+    assert!(!matches!(crank(0), Action::Stop(_)));
 }
 
 #[test]

@@ -8,9 +8,10 @@ use curta_client::packing::{self, PACKET_DATA_SIZE};
 use curta_client::plans;
 use curta_core::format::Layout;
 use curta_core::inference::RunParams;
+use curta_core::protocol::run::CrankFee;
 use curta_core::protocol::{
     self, model, run, weight, ConfigAccountMut, ModelAccount, ModelAccountMut, ModelInit,
-    WeightAccountMut,
+    RunAccountMut, RunInit, WeightAccountMut,
 };
 use curta_core::{Config, Metadata};
 use solana_account::Account;
@@ -437,8 +438,8 @@ impl Chain {
         }
     }
 
-    /// A run account sized for `spec`, funded with rent plus `escrow`
-    /// lamports, created and opened by `opener` as a client does: in one
+    /// A run account sized for `spec`, funded with rent plus `escrow` plus
+    /// `crank`'s deposit, created and opened by `opener` as a client does: in one
     /// transaction, or with the prompt staged first when it is too long
     /// (`packing::open_run_transactions`). The outcome is the last
     /// transaction's.
@@ -449,10 +450,12 @@ impl Chain {
         spec: &RunSpec,
         opener: &Keypair,
         escrow: u64,
+        crank: &CrankFee,
     ) -> (Pubkey, Outcome) {
         let size =
             curta_core::state_size(*cfg, spec.prompt.len(), spec.max_tokens).expect("run in range");
-        let (run_account, create) = self.create_ix(run::HEADER_LEN + size, escrow).await;
+        let held = escrow + crank.deposit;
+        let (run_account, create) = self.create_ix(run::HEADER_LEN + size, held).await;
         let params = run_params(spec);
         let payer = self.payer().pubkey();
         let txs = packing::open_run_transactions(
@@ -461,7 +464,7 @@ impl Chain {
             &run_account.pubkey(),
             &opener.pubkey(),
             &payer,
-            &params,
+            (&params, crank),
             create,
         );
         let mut out = None;
@@ -475,7 +478,8 @@ impl Chain {
         (run_account.pubkey(), out.expect("at least one transaction"))
     }
 
-    /// One turn: the accounts its plan names, from the run's current state.
+    /// One turn: the accounts its plan names, from the run's current state,
+    /// sent and paid for by the payer, who is its cranker.
     pub async fn turn(
         &mut self,
         keys: &ModelKeys,
@@ -483,12 +487,41 @@ impl Chain {
         cfg: &Config,
         allowance: u32,
     ) -> Outcome {
+        let payer = self.payer().pubkey();
+        let ixs = self.turn_ixs(keys, run_key, cfg, allowance, &payer).await;
+        self.send_planned(&ixs, &[]).await
+    }
+
+    /// One turn signed by `cranker`, who receives its crank fee; the payer
+    /// pays the transaction's fee.
+    pub async fn turn_by(
+        &mut self,
+        keys: &ModelKeys,
+        run_key: &Pubkey,
+        cfg: &Config,
+        allowance: u32,
+        cranker: &Keypair,
+    ) -> Outcome {
+        let ixs = self
+            .turn_ixs(keys, run_key, cfg, allowance, &cranker.pubkey())
+            .await;
+        self.send_planned(&ixs, &[cranker]).await
+    }
+
+    async fn turn_ixs(
+        &mut self,
+        keys: &ModelKeys,
+        run_key: &Pubkey,
+        cfg: &Config,
+        allowance: u32,
+        cranker: &Pubkey,
+    ) -> Vec<Instruction> {
         let data = self.data(run_key).await;
         let state = &data[run::HEADER_LEN..];
         let weights = keys.turn_weights(*cfg, state, allowance);
         let turns = curta_core::StateInfo::read(state).map(|s| s.turns).ok();
-        let ixs = plans::turn(&PROGRAM_ID, keys, run_key, &weights, turns, CU_LIMIT, 0);
-        self.send_planned(&ixs, &[]).await
+        let turn = ix::turn(&PROGRAM_ID, keys, run_key, cranker, &weights, turns);
+        plans::turn(turn, CU_LIMIT, 0)
     }
 
     /// The turn instruction for a run's current state, expecting its turn count.
@@ -503,7 +536,8 @@ impl Chain {
         let state = &data[run::HEADER_LEN..];
         let weights = keys.turn_weights(*cfg, state, allowance);
         let turns = curta_core::StateInfo::read(state).map(|s| s.turns).ok();
-        ix::turn(&PROGRAM_ID, keys, run_key, &weights, turns)
+        let payer = self.payer().pubkey();
+        ix::turn(&PROGRAM_ID, keys, run_key, &payer, &weights, turns)
     }
 }
 
@@ -546,7 +580,15 @@ pub fn open_run_ix(
     opener: &Pubkey,
     spec: &RunSpec,
 ) -> Instruction {
-    ix::open_run(&PROGRAM_ID, keys, run_key, opener, &run_params(spec), 0)
+    ix::open_run(
+        &PROGRAM_ID,
+        keys,
+        run_key,
+        opener,
+        &run_params(spec),
+        &CrankFee::default(),
+        0,
+    )
 }
 
 pub fn close_run_ix(run_key: &Pubkey, opener: &Pubkey) -> Instruction {
@@ -562,6 +604,29 @@ fn program_account(data: Vec<u8>) -> Account {
         executable: false,
         rent_epoch: 0,
     }
+}
+
+/// A run account of `keys`' model, opened by `opener` with no royalty or
+/// crank fee, holding `state` (any cursor), built host-side for a bank to
+/// preload: a turn from a chosen point.
+pub fn preloaded_run(keys: &ModelKeys, opener: &Pubkey, cfg: &Config, state: &[u8]) -> Account {
+    let h = curta_core::state::Header::read(state).expect("a state");
+    let layout = curta_core::state::StateLayout::new(cfg, h.prompt_len as usize, h.max_tokens)
+        .expect("the state's layout");
+    let mut data = vec![0u8; run::HEADER_LEN];
+    RunAccountMut(&mut data).init(&RunInit {
+        model: keys.model.as_array(),
+        model_identity: &keys.identity,
+        opener: opener.as_array(),
+        royalty: 0,
+        deposited: 0,
+        crank_fee: 0,
+        crank_deposited: 0,
+        tokens_at: (run::HEADER_LEN + layout.output_tokens) as u32,
+        text_at: (run::HEADER_LEN + layout.output_text) as u32,
+    });
+    data.extend_from_slice(state);
+    program_account(data)
 }
 
 /// The accounts of a sealed model, built host-side with the protocol's

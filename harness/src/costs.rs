@@ -121,7 +121,14 @@ pub async fn measure(spec: &RunSpec) -> Vec<TurnCosts> {
     c.fund(&owner.pubkey(), 1_000_000_000).await;
     c.fund(&opener.pubkey(), 1_000_000_000).await;
     let (run_key, out) = c
-        .open_run(&keys, &m.config, spec, &opener, spec.max_tokens as u64)
+        .open_run(
+            &keys,
+            &m.config,
+            spec,
+            &opener,
+            spec.max_tokens as u64,
+            &Default::default(),
+        )
         .await;
     assert_eq!(
         out.result,

@@ -87,7 +87,14 @@ pub async fn replay(spec: &RunSpec, golden: Option<&Receipt>, wasm: &mut WasmCor
     c.fund(&owner.pubkey(), 1_000_000_000).await;
     c.fund(&opener.pubkey(), 1_000_000_000).await;
     let (run_key, out) = c
-        .open_run(&keys, &cfg, spec, &opener, royalty * spec.max_tokens as u64)
+        .open_run(
+            &keys,
+            &cfg,
+            spec,
+            &opener,
+            royalty * spec.max_tokens as u64,
+            &Default::default(),
+        )
         .await;
     if out.result.is_err() {
         fail(

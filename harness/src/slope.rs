@@ -4,14 +4,12 @@
 //! turn allowances that both end inside that matrix.
 
 use curta_core::planner::{self, CHARGES};
-use curta_core::protocol::{run, RunAccountMut, RunInit};
 use curta_core::state::{field, Header, Phase};
-use solana_account::Account;
 use solana_keypair::Keypair;
 use solana_pubkey::Pubkey;
 use solana_signer::Signer;
 
-use crate::chain::{self, Chain, PROGRAM_ID};
+use crate::chain::{self, Chain};
 use crate::manifest::RunSpec;
 use crate::models::{artifact, metadata};
 use crate::native;
@@ -85,23 +83,8 @@ pub async fn measure(model: &str) -> Slope {
     let owner = Keypair::new();
     let (pt, keys) =
         chain::preloaded_bank(&admin.pubkey(), allowances[0], &art, &owner.pubkey(), 0);
-    let mut run_data = vec![0u8; run::HEADER_LEN];
-    RunAccountMut(&mut run_data).init(&RunInit {
-        model: keys.model.as_array(),
-        model_identity: &keys.identity,
-        opener: owner.pubkey().as_array(),
-        royalty: 0,
-        deposited: 0,
-    });
-    run_data.extend_from_slice(&state);
     let run_key = Pubkey::new_unique();
-    let run_account = Account {
-        lamports: solana_rent::Rent::default().minimum_balance(run_data.len()),
-        data: run_data,
-        owner: PROGRAM_ID,
-        executable: false,
-        rent_epoch: 0,
-    };
+    let run_account = chain::preloaded_run(&keys, &owner.pubkey(), &cfg, &state);
     let mut c = Chain::start(pt).await;
     c.fund(&owner.pubkey(), 1_000_000_000).await;
     let mut program_cu = [0u64; 2];

@@ -633,7 +633,7 @@ async fn a_model_with_more_sections_than_one_transaction_can_hold() {
     let run_key = e.open(&spec(b"a", 1, 0, 0)).await;
     for _ in 0..3 {
         let ix = e.turn_ix(&run_key).await;
-        assert!(ix.accounts.len() <= 7);
+        assert!(ix.accounts.len() <= protocol::accounts::TURN.len() + 2);
         e.ok(&[ix], &[]).await;
     }
 }

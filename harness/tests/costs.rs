@@ -39,13 +39,11 @@ async fn every_chunk_costs_at_most_its_charge() {
 #[tokio::test]
 async fn a_turn_of_attention_at_full_context_stays_within_its_plan() {
     use curta_core::planner::{self, CHARGES};
-    use curta_core::protocol::{run, RunAccountMut, RunInit};
     use curta_core::state::{field, Header, Phase};
-    use curta_harness::chain::{self, Chain, PROGRAM_ID};
+    use curta_harness::chain::{self, Chain};
     use curta_harness::manifest::RunSpec;
     use curta_harness::models::{artifact, metadata};
     use curta_harness::native;
-    use solana_account::Account;
     use solana_keypair::Keypair;
     use solana_pubkey::Pubkey;
     use solana_signer::Signer;
@@ -87,23 +85,8 @@ async fn a_turn_of_attention_at_full_context_stays_within_its_plan() {
         chain::preloaded_bank(&admin.pubkey(), CHARGES.allowance, &art, &owner.pubkey(), 0);
     let mut c = Chain::start(pt).await;
     c.fund(&owner.pubkey(), 1_000_000_000).await;
-    let mut data = vec![0u8; run::HEADER_LEN];
-    RunAccountMut(&mut data).init(&RunInit {
-        model: keys.model.as_array(),
-        model_identity: &keys.identity,
-        opener: owner.pubkey().as_array(),
-        royalty: 0,
-        deposited: 0,
-    });
-    data.extend_from_slice(&state);
     let run_key = Pubkey::new_unique();
-    let account = Account {
-        lamports: solana_rent::Rent::default().minimum_balance(data.len()),
-        data,
-        owner: PROGRAM_ID,
-        executable: false,
-        rent_epoch: 0,
-    };
+    let account = chain::preloaded_run(&keys, &owner.pubkey(), &m.config, &state);
     c.ctx.set_account(&run_key, &account.into());
     let out = c.turn(&keys, &run_key, &m.config, CHARGES.allowance).await;
     assert_eq!(out.result, Ok(()), "{:#?}", out.logs);

@@ -14,6 +14,7 @@ use curta_client::instructions as ix;
 use curta_core::convert::{convert, overflowing_checkpoint, synthetic_tokenizer, TINY};
 use curta_core::inference::quote_turns;
 use curta_core::planner::CHARGES;
+use curta_core::protocol::run::CrankFee;
 use curta_core::protocol::{self, run, CurtaError, Instruction as Ix, TurnEvent};
 use curta_core::{output_text, output_tokens};
 use curta_harness::chain::{self, Chain, CU_LIMIT, PROGRAM_ID};
@@ -44,7 +45,9 @@ async fn reference_run_through_the_upload_path_matches_native_turn_by_turn() {
 
     let s = spec(b"Once upon a time", 12, 0, 0);
     let escrow = ROYALTY * s.max_tokens as u64;
-    let (run_key, out) = chain.open_run(&keys, &cfg, &s, &opener, escrow).await;
+    let (run_key, out) = chain
+        .open_run(&keys, &cfg, &s, &opener, escrow, &Default::default())
+        .await;
     assert_eq!(out.result, Ok(()), "open_run: {:#?}", out.logs);
     let run_lamports = chain.lamports(&run_key).await;
     let run_len = chain.data(&run_key).await.len();
@@ -91,6 +94,7 @@ async fn reference_run_through_the_upload_path_matches_native_turn_by_turn() {
                 charged: expected.work,
                 phase: info.phase as u32,
                 text_len: info.text_len,
+                crank_paid: 0,
             }
         );
         assert_eq!(receipt.tokens.len(), expected.generated_this_turn as usize);
@@ -199,7 +203,8 @@ async fn run_and_turn_errors() {
         .await;
 
     // A stale turn (the count it expects is not the state's) does nothing.
-    let stale = ix::turn(&PROGRAM_ID, &keys, &run_key, &[], Some(1));
+    let cranker = e.chain.payer().pubkey();
+    let stale = ix::turn(&PROGRAM_ID, &keys, &run_key, &cranker, &[], Some(1));
     e.refused(&[stale], &[], err(CurtaError::StaleTurn)).await;
 
     // Tokenize; the next turn needs section 1 (layers) and 2 (output).
@@ -207,18 +212,18 @@ async fn run_and_turn_errors() {
     // The same turn again (it expects 0 turns) is now stale.
     e.refused(&[good], &[], err(CurtaError::StaleTurn)).await;
     let good = e.turn_ix(&run_key).await;
-    assert_eq!(good.accounts.len(), 7);
+    assert_eq!(good.accounts.len(), 8);
     let mut missing = good.clone();
     missing.accounts.pop();
     e.refused(&[missing], &[], core(curta_core::Error::MissingWeights))
         .await;
     let mut swapped = good.clone();
-    swapped.accounts[6].pubkey = keys.weights[0]; // section zero where 2 goes
+    swapped.accounts[7].pubkey = keys.weights[0]; // section zero where 2 goes
     e.refused(&[swapped], &[], core(curta_core::Error::MissingWeights))
         .await;
     // The plan's two weight accounts in the other order: the same turn.
     let mut reordered = good.clone();
-    reordered.accounts.swap(5, 6);
+    reordered.accounts.swap(6, 7);
     let mut extra = good.clone();
     extra
         .accounts
@@ -226,7 +231,7 @@ async fn run_and_turn_errors() {
     e.refused(&[extra], &[], err(CurtaError::WrongAccountCount))
         .await;
     let mut kind = good.clone();
-    kind.accounts[5].pubkey = config; // a config where a weight goes
+    kind.accounts[6].pubkey = config; // a config where a weight goes
     e.refused(&[kind], &[], err(CurtaError::WrongAccountKind))
         .await;
 
@@ -242,7 +247,7 @@ async fn run_and_turn_errors() {
         e.chain.ctx.set_account(&k, &a.into());
     }
     let mut foreign = good.clone();
-    foreign.accounts[5].pubkey = other.weights[1];
+    foreign.accounts[6].pubkey = other.weights[1];
     e.refused(&[foreign], &[], err(CurtaError::WrongModel))
         .await;
     let mut zero = good.clone();
@@ -257,7 +262,7 @@ async fn run_and_turn_errors() {
 
     // Run to the end; then a turn is refused by the core.
     e.run_to_end(&run_key).await;
-    let done = ix::turn(&PROGRAM_ID, &keys, &run_key, &[], None);
+    let done = ix::turn(&PROGRAM_ID, &keys, &run_key, &cranker, &[], None);
     e.refused(&[done], &[], core(curta_core::Error::InvalidState))
         .await;
 
@@ -357,6 +362,7 @@ async fn open_run_errors() {
         &run_kp.pubkey(),
         &opener.pubkey(),
         &chain::run_params(&long),
+        &CrankFee::default(),
         1000,
     );
     e.refused(
@@ -511,7 +517,10 @@ async fn arithmetic_overflow_and_rent_read_exactly() {
     }
     let s = spec(b"a", 2, 0, 0);
     let opener = e.opener.insecure_clone();
-    let (run_key, out) = e.chain.open_run(&keys, &TINY, &s, &opener, 2).await;
+    let (run_key, out) = e
+        .chain
+        .open_run(&keys, &TINY, &s, &opener, 2, &Default::default())
+        .await;
     assert_eq!(out.result, Ok(()), "{:#?}", out.logs);
     let out = e
         .chain
@@ -604,6 +613,7 @@ async fn setup_instructions_fit_the_default_compute_limit() {
         &run_kp.pubkey(),
         &opener.pubkey(),
         &chain::run_params(&long),
+        &CrankFee::default(),
         700,
     );
     let open_cu = e.ok(&[open], &[&run_kp, &opener]).await.program_cu;

@@ -98,11 +98,15 @@ pub unsafe fn deserialize<'a>(
 }
 
 /// The symbol the SBF loader calls with the input buffer; returns 0 or an
-/// error code.
+/// error code. Not with the `no-entrypoint` feature: a program that uses
+/// this crate as a library defines its own.
 ///
 /// # Safety
 /// Called by the runtime only, with its input buffer.
-#[cfg(any(target_os = "solana", target_arch = "bpf", target_arch = "sbf"))]
+#[cfg(all(
+    any(target_os = "solana", target_arch = "bpf", target_arch = "sbf"),
+    not(feature = "no-entrypoint")
+))]
 #[no_mangle]
 pub unsafe extern "C" fn entrypoint(input: *mut u8) -> u64 {
     let mut accounts = [const { MaybeUninit::<AccountView>::uninit() }; MAX_ACCOUNTS];
@@ -145,6 +149,8 @@ pub fn process_instruction(input: &InstructionInput) -> ProgramResult {
             seed,
             royalty,
             model_identity,
+            crank_fee,
+            crank_deposit,
             staged,
             prompt,
         } => {
@@ -154,6 +160,8 @@ pub fn process_instruction(input: &InstructionInput) -> ProgramResult {
                 seed,
                 royalty,
                 model_identity,
+                crank_fee,
+                crank_deposit,
                 staged,
                 inline: prompt,
             };

@@ -15,6 +15,7 @@ import {
   fetchConfig,
   fetchModel,
   fetchRun,
+  fetchRunAccount,
   followRun,
   initConfig,
   openRun,
@@ -587,8 +588,10 @@ async function verifyEarlier(client, runAddress, params, upTo) {
   let landed = 0;
   /** @type {Uint8Array[]} */
   const texts = [];
+  const run = await fetchRunAccount(client, runAddress);
+  const terms = { royalty: model.royalty, crankFee: run.crankFee, crankDeposited: run.crankDeposited };
   for await (const r of followRun(client, runAddress)) {
-    const diffs = receiptDifferences(/** @type {any} */ (client.core), r, replay.steps[r.turns - 1], { run: runAddress, model: model.address, royalty: model.royalty });
+    const diffs = receiptDifferences(/** @type {any} */ (client.core), r, replay.steps[r.turns - 1], { run: runAddress, model: model.address, ...terms });
     if (diffs.length > 0) {
       const d = diffs[0];
       addTurn(r.turns, `MISMATCH at turn ${r.turns}: ${d.field}`, 'mismatch');

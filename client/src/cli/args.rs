@@ -113,10 +113,18 @@ pub enum Command {
         /// Leave the run open (its state readable with `run show`)
         #[arg(long)]
         keep: bool,
+        /// Open the run and leave its turns to crankers (`curta crank`),
+        /// paid by --crank-fee; follow it with `run show`, close it with
+        /// `run close`
+        #[arg(long)]
+        no_crank: bool,
     },
     /// Crank every open run of the program (or of one model) to its end, and
     /// keep watching for new ones (permissionless: the signer pays the fees)
     Crank {
+        /// Every open run of the program (the default)
+        #[arg(long, conflicts_with = "model")]
+        all: bool,
         /// Only this model's runs
         #[arg(long, value_name = "MODEL")]
         model: Option<String>,
@@ -126,6 +134,10 @@ pub enum Command {
         /// Seconds between passes
         #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
         interval: f64,
+        /// Skip runs whose crank fee is below this many lamports a turn
+        /// (what a turn costs the signer, so that every turn pays)
+        #[arg(long, default_value_t = 0, value_name = "LAMPORTS")]
+        min_fee: u64,
         #[command(flatten)]
         crank: CrankArgs,
     },
@@ -296,6 +308,11 @@ pub struct RunArgs {
     /// The sampler's seed (a draw's randomness; unused at temperature 0)
     #[arg(long, default_value_t = 0, allow_hyphen_values = true, value_parser = parse_seed)]
     pub seed: u64,
+    /// Lamports each turn pays whoever sends it (a cranker), from a deposit
+    /// of this fee times the run's turns; what is left returns at close.
+    /// `curta quote` recommends one
+    #[arg(long, default_value_t = 0, value_name = "LAMPORTS")]
+    pub crank_fee: u64,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -368,6 +385,18 @@ impl Cli {
     }
 }
 
+impl Default for CrankArgs {
+    /// The flags' defaults.
+    fn default() -> Self {
+        let o = crank::Options::default();
+        CrankArgs {
+            window: o.window,
+            cu_limit: o.limits,
+            no_priority_ramp: !o.priority_ramp,
+        }
+    }
+}
+
 impl CrankArgs {
     pub fn options(&self) -> crank::Options {
         crank::Options {
@@ -391,6 +420,7 @@ impl RunArgs {
             max_tokens: self.max_tokens,
             temperature_q16: params::temperature_q16(&self.temperature)?,
             seed: self.seed,
+            crank_fee: self.crank_fee,
         })
     }
 }

@@ -30,6 +30,8 @@ pub struct Request<'a> {
     pub artifact: Option<&'a Path>,
     pub label: &'a str,
     pub keep: bool,
+    /// Open and leave the turns to crankers.
+    pub no_crank: bool,
 }
 
 /// A whole generation: the crank's figures, and the opening's, the
@@ -56,6 +58,12 @@ pub async fn run(g: &Globals, r: Request<'_>) -> Result<()> {
         }
         None => model::fetch_artifact(c, &model).await?,
     };
+    if r.no_crank {
+        let (_, quoted) = price(c, &model, &artifact, &r.params, r.crank).await?;
+        let opened = runs::open(c, &model, &r.params, &quoted.crank, r.label, 0).await?;
+        g.print(&opened);
+        return Ok(());
+    }
     let mut streamed = false;
     let out = generate(c, &model, &r, artifact, !g.json(), &mut streamed).await;
     if streamed {
@@ -68,6 +76,34 @@ pub async fn run(g: &Globals, r: Request<'_>) -> Result<()> {
     Ok(())
 }
 
+/// A run of `model` priced on the cluster: its allowance, fee schedule and
+/// rent, and the crank fee asked (the deposit is that fee for each turn).
+pub(super) async fn price(
+    c: &Cluster,
+    model: &ModelInfo,
+    artifact: &Artifact,
+    params: &Params,
+    crank: &CrankArgs,
+) -> Result<(Prices, Quote)> {
+    params.check(&model.config)?;
+    let allowance = model::read_config(c, &model.keys.config_account)
+        .await?
+        .allowance;
+    let prices = Prices {
+        allowance,
+        royalty: model.royalty,
+        lamports_per_signature: c.lamports_per_signature().await?,
+        limits: crank.cu_limit,
+        priority_ramp: !crank.no_priority_ramp,
+        window: crank.window,
+        crank_fee: params.crank_fee,
+    };
+    let run_params = params.as_run_params();
+    let rent = c.rent(quote::account_len(artifact, &run_params)?).await?;
+    let quoted = quote::quote(artifact, &run_params, &prices, rent)?;
+    Ok((prices, quoted))
+}
+
 async fn generate(
     c: &Cluster,
     model: &ModelInfo,
@@ -78,25 +114,12 @@ async fn generate(
 ) -> Result<Generated> {
     let started = Instant::now();
     let params = &r.params;
-    params.check(&model.config)?;
-    let allowance = model::read_config(c, &model.keys.config_account)
-        .await?
-        .allowance;
-    let prices = Prices {
-        allowance,
-        royalty: model.royalty,
-        lamports_per_signature: c.lamports_per_signature().await?,
-        limits: r.crank.cu_limit,
-        priority_ramp: !r.crank.no_priority_ramp,
-        window: r.crank.window,
-    };
+    let (prices, quoted) = price(c, model, &artifact, params, r.crank).await?;
     let run_params = params.as_run_params();
-    let rent = c.rent(quote::account_len(&artifact, &run_params)?).await?;
-    let quoted = quote::quote(&artifact, &run_params, &prices, rent)?;
     let before = c.balance(&c.payer_key()).await?;
     // The turns' and the close's fees, for the balance check at opening.
     let after_open = quoted.fees() - quoted.open_fees(prices.lamports_per_signature);
-    let opened = runs::open(c, model, params, r.label, after_open).await?;
+    let opened = runs::open(c, model, params, &quoted.crank, r.label, after_open).await?;
     let returned = format!("its {} to you", sol(opened.deposit));
     let stays_open = |e: Error| stays_open(e, &opened.run, &returned);
     let ctx = crank::context(c, &opened.run, Some(artifact))

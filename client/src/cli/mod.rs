@@ -206,6 +206,7 @@ async fn command(cli: &Cli, g: &Globals) -> Result<()> {
             artifact,
             label,
             keep,
+            no_crank,
         } => {
             let request = generate::Request {
                 model,
@@ -214,15 +215,18 @@ async fn command(cli: &Cli, g: &Globals) -> Result<()> {
                 artifact: artifact.artifact.as_deref(),
                 label,
                 keep: *keep,
+                no_crank: *no_crank,
             };
             generate::run(g, request).await
         }
         Command::Crank {
+            all: _,
             model,
             once,
             interval,
+            min_fee,
             crank,
-        } => run::crank_all(g, model.as_deref(), *once, *interval, crank).await,
+        } => run::crank_all(g, model.as_deref(), *once, *interval, *min_fee, crank).await,
         Command::Balance { address } => wallet::balance(g, address.as_deref()).await,
         Command::Airdrop { amount, to } => wallet::airdrop(g, amount, to.as_deref()).await,
         Command::Keygen { outfile, force } => wallet::keygen(g, outfile.as_deref(), *force),

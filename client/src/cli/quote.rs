@@ -16,11 +16,13 @@ use crate::params::{self, Params};
 use crate::quote::{self, Needs, Prices, Quote};
 use crate::settings;
 
-/// A quote, what it prices, and (for a model) the signer's balance.
+/// A quote, what it prices, the crank fee it recommends (with what that
+/// is based on) and (for a model) the signer's balance.
 struct Quoted {
     quote: Quote,
     what: String,
     params: Params,
+    recommended_crank_fee: (u64, String),
     balance: Option<u64>,
 }
 
@@ -44,6 +46,10 @@ impl Outcome for Quoted {
             "rent": q.rent,
             "escrow": q.escrow,
             "royalty_paid": q.royalty_paid,
+            "crank_fee": q.crank.fee,
+            "crank_deposit": q.crank.deposit,
+            "recommended_crank_fee": self.recommended_crank_fee.0,
+            "recommended_crank_fee_basis": self.recommended_crank_fee.1,
             "needed": q.needed().total(),
             "text": String::from_utf8_lossy(&q.text),
         });
@@ -92,6 +98,19 @@ impl Outcome for Quoted {
             sol(q.royalty_paid),
             q.tokens
         );
+        let (recommended, basis) = &self.recommended_crank_fee;
+        out += &match q.crank.fee {
+            0 => format!(
+                "crank fee: none (you send the turns); to have crankers send them, \
+                 --crank-fee {recommended} is recommended ({basis})\n"
+            ),
+            fee => format!(
+                "crank fee: {} a turn, {} deposited, the rest returned when it closes \
+                 (recommended: {recommended}, {basis})\n",
+                thousands(fee),
+                sol(q.crank.deposit)
+            ),
+        };
         if let Some(b) = self.balance {
             let needed = q.needed().total();
             out += &format!(
@@ -125,6 +144,7 @@ pub async fn run(
         limits: crank.cu_limit,
         priority_ramp: !crank.no_priority_ramp,
         window: crank.window,
+        crank_fee: run.crank_fee,
     };
     let quoted = if path.is_file() {
         let a = Artifact::load(path, None)?;
@@ -138,6 +158,7 @@ pub async fn run(
             rent,
         )?;
         Quoted {
+            recommended_crank_fee: quote::recommended_crank_fee(&q, 5_000, None),
             quote: q,
             what: format!("artifact {target}"),
             params,
@@ -160,8 +181,16 @@ pub async fn run(
         let rent = c
             .rent(quote::account_len(&a, &params.as_run_params())?)
             .await?;
+        let q = quote::quote(&a, &params.as_run_params(), &p, rent)?;
+        let turn = quote::turn_message(&c.program_id, &m.keys, &c.payer_key(), &q, &p);
+        let turn_fee = c.fee_for(&turn).await?;
         Quoted {
-            quote: quote::quote(&a, &params.as_run_params(), &p, rent)?,
+            recommended_crank_fee: quote::recommended_crank_fee(
+                &q,
+                p.lamports_per_signature,
+                Some(turn_fee),
+            ),
+            quote: q,
             what: format!("model {key}"),
             params,
             balance: Some(c.balance(&c.payer_key()).await?),

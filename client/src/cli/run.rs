@@ -24,7 +24,21 @@ pub async fn run(g: &Globals, cmd: &RunCommand) -> Result<()> {
     match cmd {
         RunCommand::Open { model, run, label } => {
             let m = model::read_model(c, &addr(model, "--model")?).await?;
-            let o = runs::open(c, &m, &run.params()?, label, 0).await?;
+            let params = run.params()?;
+            // A deposit of the fee for each turn: the turns come from the
+            // replay, over the model's weights.
+            let crank = match params.crank_fee {
+                0 => Default::default(),
+                _ => {
+                    let a = model::fetch_artifact(c, &m).await?;
+                    let crank_args = CrankArgs::default();
+                    super::generate::price(c, &m, &a, &params, &crank_args)
+                        .await?
+                        .1
+                        .crank
+                }
+            };
+            let o = runs::open(c, &m, &params, &crank, label, 0).await?;
             g.print(&o);
         }
         RunCommand::Crank {
@@ -84,8 +98,10 @@ impl Outcome for Opened {
             "opened_now": self.opened_now,
             "account_len": self.account_len,
             "deposit": self.deposit,
-            "rent": self.deposit - self.escrow,
+            "rent": self.deposit - self.escrow - self.crank.deposit,
             "escrow": self.escrow,
+            "crank_fee": self.crank.fee,
+            "crank_deposit": self.crank.deposit,
             "transactions": self.summary.transactions,
             "fees": self.summary.fees,
         })
@@ -93,16 +109,24 @@ impl Outcome for Opened {
 
     fn text(&self) -> String {
         format!(
-            "run: {}{}\ndeposit: {} of rent and {} of royalty escrow, back to the opener (less \
-             the royalty paid) with `curta run close {}`\nfees: {} ({})\n",
+            "run: {}{}\ndeposit: {} of rent, {} of royalty escrow{}, back to the opener (less \
+             what turns paid) with `curta run close {}`\nfees: {} ({})\n",
             self.run,
             if self.opened_now {
                 ""
             } else {
                 " (open already)"
             },
-            sol(self.deposit - self.escrow),
+            sol(self.deposit - self.escrow - self.crank.deposit),
             sol(self.escrow),
+            match self.crank.fee {
+                0 => String::new(),
+                fee => format!(
+                    " and {} for crankers ({} a turn)",
+                    sol(self.crank.deposit),
+                    thousands(fee)
+                ),
+            },
             self.run,
             sol(self.summary.fees),
             count(self.summary.transactions, "transaction", "transactions"),
@@ -385,6 +409,8 @@ struct Pass {
     cranked: Vec<Cranked>,
     /// Runs it could not advance, and why.
     refused: Vec<(Pubkey, String)>,
+    /// Runs skipped for paying less than `--min-fee` a turn.
+    underpaid: u64,
 }
 
 impl Outcome for Pass {
@@ -402,6 +428,7 @@ impl Outcome for Pass {
                 "backed_off": c.backed_off,
                 "transactions": c.transactions(),
                 "fees": c.fees(),
+                "earned": c.earned(),
                 "final_state_sha256": hex(&c.final_state_sha256),
             })).collect::<Vec<_>>(),
             "refused": self.refused.iter().map(|(r, e)| json!({"run": r.to_string(), "error": e})).collect::<Vec<_>>(),
@@ -410,6 +437,8 @@ impl Outcome for Pass {
             "turns_by_others": self.cranked.iter().map(|c| c.turns_by_others).sum::<u64>(),
             "transactions": self.cranked.iter().map(|c| c.transactions()).sum::<u64>(),
             "fees": self.cranked.iter().map(|c| c.fees()).sum::<u64>(),
+            "earned": self.cranked.iter().map(|c| c.earned()).sum::<u64>(),
+            "skipped_below_min_fee": self.underpaid,
         })
     }
 
@@ -417,19 +446,28 @@ impl Outcome for Pass {
         let mut out = String::new();
         for c in &self.cranked {
             out += &format!(
-                "run {}: {} landed, {} failed and resent, {} by others; {}\n",
+                "run {}: {} landed, {} failed and resent, {} by others; fees {}, earned {}\n",
                 c.run,
                 count(c.turns.len() as u64, "turn", "turns"),
                 c.failed.len(),
                 c.turns_by_others,
-                sol(c.fees())
+                sol(c.fees()),
+                sol(c.earned())
             );
         }
         for (run, e) in &self.refused {
             out += &format!("run {run}: not cranked: {e}\n");
         }
+        if self.underpaid > 0 {
+            out += &format!(
+                "{} paying less than --min-fee a turn: skipped\n",
+                count(self.underpaid, "run", "runs")
+            );
+        }
         let landed: u64 = self.cranked.iter().map(|c| c.turns.len() as u64).sum();
         let sent: u64 = self.cranked.iter().map(|c| c.transactions()).sum();
+        let fees: u64 = self.cranked.iter().map(|c| c.fees()).sum();
+        let earned: u64 = self.cranked.iter().map(|c| c.earned()).sum();
         out += &format!(
             "{}: {} landed by this cranker in {} ({} per turn landed)\n",
             count(self.cranked.len() as u64, "run", "runs"),
@@ -439,6 +477,13 @@ impl Outcome for Pass {
                 0 => "none".to_string(),
                 _ => format!("{:.2}", sent as f64 / landed as f64),
             }
+        );
+        out += &format!(
+            "earned {}, spent {} in fees: {} {}\n",
+            sol(earned),
+            sol(fees),
+            if earned >= fees { "profit" } else { "loss" },
+            sol(earned.abs_diff(fees))
         );
         out
     }
@@ -453,6 +498,7 @@ pub async fn crank_all(
     model: Option<&str>,
     once: bool,
     interval: f64,
+    min_fee: u64,
     args: &CrankArgs,
 ) -> Result<()> {
     let c = g.connect().await?;
@@ -466,9 +512,14 @@ pub async fn crank_all(
         let mut pass = Pass {
             cranked: vec![],
             refused: vec![],
+            underpaid: 0,
         };
         for p in runs::pending(c, model.as_ref()).await? {
             if refused.contains(&p.run) {
+                continue;
+            }
+            if p.crank_payment < min_fee {
+                pass.underpaid += 1;
                 continue;
             }
             let cranked = match crank::context(c, &p.run, weights.get(&p.model).cloned()).await {

@@ -11,6 +11,21 @@ pub const COMPUTE_BUDGET_OVERHEAD: u32 = 300;
 /// The most compute units one transaction may ask for.
 pub const MAX_TRANSACTION_CU: u32 = 1_400_000;
 
+/// The margin a recommended crank fee adds to a turn's own fee, in
+/// quarters: a sender's priority fee and fee changes between the quote and
+/// the turns are covered by a quarter more.
+pub const CRANK_FEE_MARGIN_QUARTERS: u64 = 1;
+
+/// The crank fee to offer for turns whose transactions the cluster prices
+/// at `turn_message_fee` lamports each (`getFeeForMessage` of a turn's
+/// message, its compute-budget instructions included, so the cluster's own
+/// schedule decides: 5,000 a signature plus the priority fee today, under
+/// SIMD-0553 2,500 plus half a lamport per requested unit): that fee plus
+/// the margin, so a cranker sending it at that price earns the margin.
+pub fn recommended_crank_fee(turn_message_fee: u64) -> u64 {
+    turn_message_fee.saturating_add((turn_message_fee * CRANK_FEE_MARGIN_QUARTERS).div_ceil(4))
+}
+
 /// The compute-unit limit a turn asks for: the planner's estimate plus the
 /// compute-budget instructions, at most what a transaction may use.
 pub fn turn_limit(estimated_cu: u32) -> u32 {

@@ -33,7 +33,7 @@ use super::budget::{ramp_lamports, ramp_period, ramp_price, LimitPolicy, MAX_TRA
 use super::receipt::{self, Expected};
 use super::replay::{Replay, Step};
 use crate::format::Config;
-use crate::protocol::{Address, CurtaError};
+use crate::protocol::{run, Address, CurtaError};
 use crate::sha256::sha256;
 use crate::state::diff::{first_difference, Difference};
 use crate::StateInfo;
@@ -82,6 +82,11 @@ pub struct Params {
     pub model: Address,
     /// Lamports per token the run's opener escrowed for the model's owner.
     pub royalty: u64,
+    /// The run's crank fee and deposit: what each turn pays its sender.
+    pub crank_fee: u64,
+    pub crank_deposited: u64,
+    /// The model's owner, who cannot be paid a crank fee.
+    pub owner: Address,
     /// The fee payer (in base58, for the words of `OutOfFunds`).
     pub payer: String,
     /// What a fee payer must keep after paying a fee: the rent-exempt
@@ -212,6 +217,9 @@ pub enum StopKind {
     RunGone,
     /// `Event::Cancel`.
     Cancelled,
+    /// The program would refuse every turn this crank could send (the
+    /// payer is the model's owner and a crank fee is due).
+    Refused,
     /// The host answered with another event than the action asked for.
     Protocol,
 }
@@ -225,6 +233,7 @@ impl StopKind {
             StopKind::OutOfFunds => "out-of-funds",
             StopKind::RunGone => "run-gone",
             StopKind::Cancelled => "cancelled",
+            StopKind::Refused => "refused",
             StopKind::Protocol => "protocol",
         }
     }
@@ -272,6 +281,8 @@ pub struct TurnRecord {
     /// The whole transaction's (compute-budget instructions included).
     pub consumed_cu: u64,
     pub fee: u64,
+    /// The crank fee the run paid this crank's payer for the turn.
+    pub crank_paid: u64,
     pub generated: u32,
     pub tokens: Vec<u32>,
     pub text: Vec<u8>,
@@ -311,6 +322,10 @@ impl Summary {
     pub fn fees(&self) -> u64 {
         self.turns.iter().map(|t| t.fee).sum::<u64>()
             + self.failed.iter().map(|f| f.fee).sum::<u64>()
+    }
+    /// Crank fees the run paid this crank's payer.
+    pub fn earned(&self) -> u64 {
+        self.turns.iter().map(|t| t.crank_paid).sum()
     }
     pub fn transactions(&self) -> u64 {
         (self.turns.len() + self.failed.len()) as u64
@@ -426,6 +441,16 @@ impl Crank {
             final_state_sha256: sha256(&replay.final_state),
             ..Summary::default()
         };
+        let due = run::crank_payment(params.crank_fee, params.crank_deposited, turns_before);
+        let stopped = (due > 0 && base58::encode(&params.owner) == params.payer).then(|| {
+            let words = format!(
+                "run {} pays its crankers {due} lamports a turn, which the model's owner (the \
+                 signer, {}) cannot collect: crank it with another key",
+                base58::encode(&params.run),
+                params.payer
+            );
+            Stop::new(StopKind::Refused, words)
+        });
         Crank {
             params,
             config,
@@ -441,7 +466,7 @@ impl Crank {
             height_checked_ms: 0,
             pc: Pc::Top,
             asked: Asked::Nothing,
-            stopped: None,
+            stopped,
             summary,
             replay,
         }
@@ -644,6 +669,8 @@ impl Crank {
             run: self.params.run,
             model: self.params.model,
             royalty: self.params.royalty,
+            crank_fee: self.params.crank_fee,
+            crank_deposited: self.params.crank_deposited,
         };
         let diffs = receipt::differences(receipt, step, &expected);
         if let Some(first) = diffs.first() {
@@ -664,6 +691,7 @@ impl Crank {
             program_cu: receipt::program_units(&tx.logs, &self.params.program_id),
             consumed_cu: tx.consumed_cu,
             fee: tx.fee,
+            crank_paid: receipt.event.crank_paid,
             generated: step.generated,
             tokens: step.tokens.clone(),
             text: step.text.clone(),

@@ -12,7 +12,7 @@ use super::replay::{initial_state, replay, ReplayError};
 use crate::convert::open_artifact;
 use crate::inference::{self, RunParams};
 use crate::planner::CHARGES;
-use crate::protocol::run;
+use crate::protocol::run::{self, CrankFee};
 use crate::state::StateBuffer;
 use crate::{Config, Error};
 
@@ -39,6 +39,8 @@ pub struct Quote {
     pub cu_per_turn: Vec<u32>,
     pub base_fees: u64,
     pub priority_fees: u64,
+    /// The most priority fee one turn pays (the ramp's first turn).
+    pub turn_priority_fee_max: u64,
     /// The run account's size and rent (returned when it is closed).
     pub account_len: usize,
     pub rent: u64,
@@ -46,6 +48,9 @@ pub struct Quote {
     /// for the tokens the run generates.
     pub escrow: u64,
     pub royalty_paid: u64,
+    /// What each turn pays its sender, and the deposit for every turn's
+    /// (returned at close as far as turns did not take it).
+    pub crank: CrankFee,
     pub text: Vec<u8>,
 }
 
@@ -54,9 +59,10 @@ impl Quote {
         self.base_fees + self.priority_fees
     }
 
-    /// What opening puts in the run: the rent and the escrow.
+    /// What opening puts in the run: the rent, the escrow and the crank
+    /// deposit.
     pub fn deposit(&self) -> u64 {
-        self.rent + self.escrow
+        self.rent + self.escrow + self.crank.deposit
     }
 }
 
@@ -74,6 +80,8 @@ pub struct Prices {
     pub open_transactions: u64,
     /// The rent of the run account (`account_len` bytes).
     pub rent: u64,
+    /// Lamports each turn pays its sender (0: the opener cranks).
+    pub crank_fee: u64,
 }
 
 /// A run account's length for these parameters.
@@ -105,13 +113,13 @@ pub fn quote(artifact: &[u8], params: &RunParams, prices: &Prices) -> Result<Quo
     };
     let limits = prices.crank.limits.limits(&r.steps);
     let period = ramp_period(prices.crank.window);
-    let priority_fees = match prices.crank.priority_ramp {
+    let turn_priority_fees: Vec<u64> = match prices.crank.priority_ramp {
         true => limits
             .iter()
             .zip(&r.steps)
             .map(|(&l, s)| priority_fee(ramp_price(ramp_lamports(s.turns_before, period), l), l))
-            .sum(),
-        false => 0,
+            .collect(),
+        false => Vec::new(),
     };
     // Each opening transaction: the payer and the run sign; each turn and
     // the close: the payer alone.
@@ -130,11 +138,13 @@ pub fn quote(artifact: &[u8], params: &RunParams, prices: &Prices) -> Result<Quo
         cu_limit_max: limits.iter().copied().max().unwrap_or(0),
         cu_per_turn: r.steps.iter().map(|s| s.estimated_cu).collect(),
         base_fees: signatures * prices.lamports_per_signature,
-        priority_fees,
+        priority_fees: turn_priority_fees.iter().sum(),
+        turn_priority_fee_max: turn_priority_fees.iter().copied().max().unwrap_or(0),
         account_len,
         rent: prices.rent,
         escrow: prices.royalty.saturating_mul(params.max_tokens as u64),
         royalty_paid: prices.royalty.saturating_mul(generated as u64),
+        crank: CrankFee::for_turns(prices.crank_fee, n),
         text: r
             .steps
             .iter()
@@ -165,6 +175,7 @@ mod tests {
             crank: Options::default(),
             open_transactions: 1,
             rent: 7,
+            crank_fee: 0,
         };
         let q = quote(&a, &params, &prices).unwrap();
         let r = replay(&a, &initial_state(&a, &params).unwrap(), 100_000).unwrap();
@@ -186,6 +197,13 @@ mod tests {
         assert_eq!((q.escrow, q.royalty_paid), (5_000, 1_000 * q.tokens as u64));
         assert_eq!(q.account_len, account_len(TINY, 2, 5).unwrap());
         assert_eq!(q.deposit(), 7 + 5_000);
+        let paid = Prices {
+            crank_fee: 6_250,
+            ..prices
+        };
+        let q = quote(&a, &params, &paid).unwrap();
+        assert_eq!(q.crank, CrankFee::for_turns(6_250, q.turns));
+        assert_eq!(q.deposit(), 7 + 5_000 + 6_250 * q.turns);
         let unramped = Prices {
             crank: Options {
                 priority_ramp: false,

@@ -15,7 +15,7 @@ use std::vec::Vec;
 
 use super::replay::Step;
 use super::{base58, base64};
-use crate::protocol::{Address, TurnEvent};
+use crate::protocol::{run, Address, TurnEvent};
 
 /// A turn's receipt: the fixed record, the tokens and the text it added.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,13 +102,15 @@ impl core::fmt::Display for Difference {
     }
 }
 
-/// What a receipt is checked against beyond the step: the run, its model
-/// and the royalty per token its opener escrowed.
+/// What a receipt is checked against beyond the step: the run, its model,
+/// the royalty per token its opener escrowed and its crank fee and deposit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Expected {
     pub run: Address,
     pub model: Address,
     pub royalty: u64,
+    pub crank_fee: u64,
+    pub crank_deposited: u64,
 }
 
 fn quoted(text: &[u8]) -> String {
@@ -122,7 +124,12 @@ pub fn differences(receipt: &Receipt, step: &Step, expected: &Expected) -> Vec<D
     let paid = expected
         .royalty
         .saturating_mul(step.generated_this_turn as u64);
-    let fields: [(&'static str, String, String); 11] = [
+    let crank_paid = run::crank_payment(
+        expected.crank_fee,
+        expected.crank_deposited,
+        step.turns_before,
+    );
+    let fields: [(&'static str, String, String); 12] = [
         ("run", base58::encode(&e.run), base58::encode(&expected.run)),
         (
             "model",
@@ -135,6 +142,11 @@ pub fn differences(receipt: &Receipt, step: &Step, expected: &Expected) -> Vec<D
             (step.turns_before + 1).to_string(),
         ),
         ("paid", e.paid.to_string(), paid.to_string()),
+        (
+            "crank paid",
+            e.crank_paid.to_string(),
+            crank_paid.to_string(),
+        ),
         (
             "generated",
             e.generated.to_string(),
@@ -217,6 +229,7 @@ mod tests {
             charged: step.charged,
             phase: step.phase,
             text_len: step.text_len,
+            crank_paid: 2_000,
         }
     }
 
@@ -266,17 +279,30 @@ mod tests {
             run: [1; 32],
             model: [2; 32],
             royalty: 1_000,
+            crank_fee: 3_000,
+            crank_deposited: 20_000,
         };
         assert_eq!(differences(&r, &s, &expected), []);
+        // Six turns took 18,000 of the deposit: the seventh pays the rest.
+        let spent = Expected {
+            crank_deposited: 17_000,
+            ..expected
+        };
+        assert_eq!(
+            differences(&r, &s, &spent)[0].to_string(),
+            "crank paid: the receipt has 2000, the replay 0"
+        );
         let mut other = s.clone();
         other.turns_before = 7;
         other.tokens = std::vec![434];
         let found = differences(&r, &other, &expected);
         let words: Vec<String> = found.iter().map(|d| d.to_string()).collect();
+        // A turn later, the deposit would be spent: nothing more is paid.
         assert_eq!(
             words,
             [
                 "turns: the receipt has 7, the replay 8",
+                "crank paid: the receipt has 2000, the replay 0",
                 "tokens: the receipt has [433], the replay [434]"
             ]
         );

@@ -99,8 +99,9 @@ pub fn camel(snake: &str) -> String {
 
 /// A crank's setup: its `Params` and the config account's allowance.
 ///
-/// `{"programId", "run", "model", "payer"}` (base58), `"royalty"`,
-/// `"keep"`, `"lamportsPerSignature"` (u64), and optionally `"allowance"`
+/// `{"programId", "run", "model", "owner", "payer"}` (base58), `"royalty"`,
+/// `"crankFee"`, `"crankDeposited"`, `"keep"`, `"lamportsPerSignature"`
+/// (u64), and optionally `"allowance"`
 /// (1,350,000 by default), `"window"` (32), `"cuLimit"` (`"uniform"`,
 /// `"exact"` or a number) and `"priorityRamp"` (true).
 pub fn params(v: &Value) -> Result<(Params, u32), String> {
@@ -113,6 +114,9 @@ pub fn params(v: &Value) -> Result<(Params, u32), String> {
         run: address_of(v, "run")?,
         model: address_of(v, "model")?,
         royalty: u64_of(v, "royalty")?,
+        crank_fee: u64_of(v, "crankFee")?,
+        crank_deposited: u64_of(v, "crankDeposited")?,
+        owner: address_of(v, "owner")?,
         payer: str_of(v, "payer")?.to_string(),
         keep: u64_of(v, "keep")?,
         lamports_per_signature: u64_of(v, "lamportsPerSignature")?,
@@ -264,6 +268,7 @@ fn turn_record(t: &TurnRecord) -> String {
         .big("programCu", t.program_cu)
         .big("consumedCu", t.consumed_cu)
         .big("fee", t.fee)
+        .big("crankPaid", t.crank_paid)
         .num("generated", t.generated as u64)
         .raw("tokens", &numbers(&t.tokens))
         .str("text", &base64::encode(&t.text))
@@ -273,9 +278,10 @@ fn turn_record(t: &TurnRecord) -> String {
 
 /// What a crank did: `turnsBefore`, `turns` (each `turn`, `signature`,
 /// `slot`, `cuLimit`, `estimatedCu`, `charged`, `programCu`, `consumedCu`,
-/// `fee`, `generated`, `tokens`, `text`, `stateSha256`), `failed` (`turn`,
-/// `signature`, `slot`, `fee`, `error`), `turnsByOthers`, `backedOff`,
-/// `finalStateSha256`, `text`, `fees`, `transactions`.
+/// `fee`, `crankPaid`, `generated`, `tokens`, `text`, `stateSha256`),
+/// `failed` (`turn`, `signature`, `slot`, `fee`, `error`), `turnsByOthers`,
+/// `backedOff`, `finalStateSha256`, `text`, `fees`, `earned` (crank fees
+/// paid to the payer), `transactions`.
 pub fn summary(s: &Summary) -> String {
     let failed = s.failed.iter().map(|f| {
         Object::default()
@@ -295,13 +301,14 @@ pub fn summary(s: &Summary) -> String {
         .str("finalStateSha256", &hex(&s.final_state_sha256))
         .str("text", &base64::encode(&s.text))
         .big("fees", s.fees())
+        .big("earned", s.earned())
         .big("transactions", s.transactions())
         .finish()
 }
 
-/// A turn receipt: `run`, `model` (base58), `turns`, `paid` (u64),
-/// `generated`, `generatedThisTurn`, `charged`, `phase`, `textLength`,
-/// `tokens`, `text` (base64).
+/// A turn receipt: `run`, `model` (base58), `turns`, `paid`, `crankPaid`
+/// (u64), `generated`, `generatedThisTurn`, `charged`, `phase`,
+/// `textLength`, `tokens`, `text` (base64).
 pub fn receipt(r: &Receipt) -> String {
     let e = &r.event;
     Object::default()
@@ -309,6 +316,7 @@ pub fn receipt(r: &Receipt) -> String {
         .str("model", &base58::encode(&e.model))
         .big("turns", e.turns)
         .big("paid", e.paid)
+        .big("crankPaid", e.crank_paid)
         .num("generated", e.generated as u64)
         .num("generatedThisTurn", e.generated_this_turn as u64)
         .num("charged", e.charged as u64)
@@ -334,8 +342,8 @@ pub fn run_setup(v: &Value) -> Result<(u32, u32, u64), String> {
 }
 
 /// A quote's prices: `{"allowance", "royalty", "lamportsPerSignature",
-/// "openTransactions", "rent"}` and the crank's optional `"window"`,
-/// `"cuLimit"` and `"priorityRamp"`; with the run's `"maxTokens"`,
+/// "openTransactions", "rent"}`, the optional `"crankFee"` (0), and the
+/// crank's optional `"window"`, `"cuLimit"` and `"priorityRamp"`; with the run's `"maxTokens"`,
 /// `"temperatureQ16"` and `"seed"` (the prompt is passed as bytes).
 pub fn quote_setup(v: &Value) -> Result<(Prices, u32, u32, u64), String> {
     let options = options(v)?;
@@ -346,6 +354,10 @@ pub fn quote_setup(v: &Value) -> Result<(Prices, u32, u32, u64), String> {
         crank: options,
         open_transactions: u64_of(v, "openTransactions")?,
         rent: u64_of(v, "rent")?,
+        crank_fee: match v.get("crankFee") {
+            Some(_) => u64_of(v, "crankFee")?,
+            None => 0,
+        },
     };
     let (max_tokens, t, seed) = run_setup(v)?;
     Ok((prices, max_tokens, t, seed))
@@ -353,9 +365,10 @@ pub fn quote_setup(v: &Value) -> Result<(Prices, u32, u32, u64), String> {
 
 /// A quote: `turns`, `turnsAtMost`, `tokens`, `openTransactions`,
 /// `transactions`, `signatures`, `cuRequested`, `cuEstimated` (u64),
-/// `cuLimitMax`, `cuPerTurn`, `baseFees`, `priorityFees`, `fees`,
-/// `accountLength`, `rent`, `escrow`, `royaltyPaid`, `deposit` (u64),
-/// `text` (base64).
+/// `cuLimitMax`, `cuPerTurn`, `baseFees`, `priorityFees`,
+/// `turnPriorityFeeMax`, `fees`,
+/// `accountLength`, `rent`, `escrow`, `royaltyPaid`, `crankFee`,
+/// `crankDeposit`, `deposit` (u64), `text` (base64).
 pub fn quote(q: &Quote) -> String {
     Object::default()
         .big("turns", q.turns)
@@ -370,11 +383,14 @@ pub fn quote(q: &Quote) -> String {
         .raw("cuPerTurn", &numbers(&q.cu_per_turn))
         .big("baseFees", q.base_fees)
         .big("priorityFees", q.priority_fees)
+        .big("turnPriorityFeeMax", q.turn_priority_fee_max)
         .big("fees", q.fees())
         .big("accountLength", q.account_len as u64)
         .big("rent", q.rent)
         .big("escrow", q.escrow)
         .big("royaltyPaid", q.royalty_paid)
+        .big("crankFee", q.crank.fee)
+        .big("crankDeposit", q.crank.deposit)
         .big("deposit", q.deposit())
         .str("text", &base64::encode(&q.text))
         .finish()
@@ -487,6 +503,7 @@ pub fn receipt_of(v: &Value) -> Result<Receipt, String> {
             charged: u32_of(v, "charged")?,
             phase: u32_of(v, "phase")?,
             text_len: u32_of(v, "textLength")?,
+            crank_paid: u64_of(v, "crankPaid")?,
         },
         tokens: u32s_of(v, "tokens")?,
         text: base64_of(v, "text")?,
@@ -510,13 +527,16 @@ pub fn step_of(v: &Value) -> Result<Step, String> {
     })
 }
 
-/// `{"receipt", "step", "run", "model", "royalty"}`: a receipt, the
-/// replay's step of its turn, and what else it must say.
+/// `{"receipt", "step", "run", "model", "royalty", "crankFee",
+/// "crankDeposited"}`: a receipt, the replay's step of its turn, and what
+/// else it must say.
 pub fn receipt_check(v: &Value) -> Result<(Receipt, Step, Expected), String> {
     let expected = Expected {
         run: address_of(v, "run")?,
         model: address_of(v, "model")?,
         royalty: u64_of(v, "royalty")?,
+        crank_fee: u64_of(v, "crankFee")?,
+        crank_deposited: u64_of(v, "crankDeposited")?,
     };
     Ok((
         receipt_of(field(v, "receipt")?)?,

@@ -168,10 +168,11 @@ pub const OPEN_RUN: [AccountRole; 4] = [
         "Who opens and funds the run (not the run).",
     )),
 ];
-/// `turn`: anyone may send it; the model's owner receives the royalties.
-/// Then the weight accounts of the matrix sections the turn's plan names,
-/// read only: none, one or two (`TURN_WEIGHT`).
-pub const TURN: [AccountRole; 5] = [
+/// `turn`: anyone may send it; the model's owner receives the royalties and
+/// the sender, who signs as the cranker, the crank fee. Then the weight
+/// accounts of the matrix sections the turn's plan names, read only: none,
+/// one or two (`TURN_WEIGHT`).
+pub const TURN: [AccountRole; 6] = [
     read(RUN_CONFIG),
     read(("model", "model", "The model (sealed).")),
     write(("run", "run", "The run.")),
@@ -181,6 +182,12 @@ pub const TURN: [AccountRole; 5] = [
         "The model's owner, who receives the royalties.",
     )),
     read(SECTION_ZERO),
+    sign_write((
+        "cranker",
+        "cranker",
+        "Who sends the turn and receives its crank fee: a System account (a wallet); \
+         when a fee is due, rent-exempt and not the owner.",
+    )),
 ];
 /// Each of the turn's trailing weight accounts.
 pub const TURN_WEIGHT: AccountRole = read((
@@ -266,7 +273,8 @@ mod tests {
         assert_eq!(of(tag::LAST + 1), None);
         // A new account signs and is written; so is every account paid back.
         assert!(INIT_CONFIG[0].signer && INIT_CONFIG[0].writable);
-        assert!(TURN.iter().all(|r| !r.signer), "anyone may send a turn");
+        // Anyone may send a turn: its one signer is whoever sends it.
+        assert_eq!(TURN.iter().filter(|r| r.signer).count(), 1);
         const { assert!(!TURN_WEIGHT.signer && !TURN_WEIGHT.writable) };
     }
 }

@@ -26,7 +26,9 @@ pub const CHARGED: usize = 96;
 pub const PHASE: usize = 100;
 /// Output text bytes so far.
 pub const TEXT_LEN: usize = 104;
-pub const LEN: usize = 108;
+/// Lamports paid to the turn's sender (its cranker) by this turn.
+pub const CRANK_PAID: usize = 108;
+pub const LEN: usize = 116;
 
 /// A turn receipt's fixed record, decoded.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -40,6 +42,7 @@ pub struct TurnEvent {
     pub charged: u32,
     pub phase: u32,
     pub text_len: u32,
+    pub crank_paid: u64,
 }
 
 impl TurnEvent {
@@ -56,6 +59,7 @@ impl TurnEvent {
         write_u32(out, CHARGED, self.charged);
         write_u32(out, PHASE, self.phase);
         write_u32(out, TEXT_LEN, self.text_len);
+        write_u64(out, CRANK_PAID, self.crank_paid);
     }
 
     /// Decodes field 0; `None` for another event or a wrong length.
@@ -73,6 +77,7 @@ impl TurnEvent {
             charged: read_u32(field, CHARGED),
             phase: read_u32(field, PHASE),
             text_len: read_u32(field, TEXT_LEN),
+            crank_paid: read_u64(field, CRANK_PAID),
         })
     }
 }
@@ -81,7 +86,7 @@ impl TurnEvent {
 pub const TURN_RECEIPT_TYPE: TypeDef = TypeDef {
     name: "turnReceipt",
     tag: Some(TURN_TAG),
-    docs: &["The turn receipt: field 0 of the `sol_log_data` event every successful `turn` logs (`Program data: <field 0> <field 1> <field 2>`, each base64), 108 bytes.", "Field 1 is the ids of the tokens the turn generated (u32 each), field 2 the text bytes they added."],
+    docs: &["The turn receipt: field 0 of the `sol_log_data` event every successful `turn` logs (`Program data: <field 0> <field 1> <field 2>`, each base64), 116 bytes.", "Field 1 is the ids of the tokens the turn generated (u32 each), field 2 the text bytes they added."],
     len: LEN,
     shape: Shape::Struct(&[
         Field {
@@ -138,6 +143,12 @@ pub const TURN_RECEIPT_TYPE: TypeDef = TypeDef {
             ty: Ty::U32,
             docs: &["Output text bytes so far."],
         },
+        Field {
+            at: CRANK_PAID,
+            name: "crankPaid",
+            ty: Ty::U64,
+            docs: &["Lamports paid to the turn's sender (its cranker) by this turn."],
+        },
     ]),
 };
 
@@ -158,6 +169,7 @@ mod tests {
             charged: 7,
             phase: 8,
             text_len: 9,
+            crank_paid: 10,
         };
         let mut out = [0u8; event::LEN];
         e.encode(&mut out);

@@ -87,8 +87,9 @@ pub enum Instruction<'a> {
     /// `max_tokens`, the temperature (16 fractional bits) and the seed. The
     /// prompt is the first `staged` bytes `write_prompt` left in the run
     /// account, then `prompt`. The run holds its rent plus royalty times
-    /// max tokens. `royalty` and `model_identity` are what the opener saw
-    /// and accepts: refused unless they are the model's.
+    /// max tokens, plus `crank_deposit`, from which each turn pays its
+    /// sender `crank_fee` while it lasts. `royalty` and `model_identity` are
+    /// what the opener saw and accepts: refused unless they are the model's.
     ///
     /// Accounts: `accounts::OPEN_RUN`.
     OpenRun {
@@ -97,10 +98,13 @@ pub enum Instruction<'a> {
         seed: u64,
         royalty: u64,
         model_identity: &'a [u8; 32],
+        crank_fee: u64,
+        crank_deposit: u64,
         staged: u32,
         prompt: &'a [u8],
     },
-    /// Advances a run by one turn; anyone may send it. With
+    /// Advances a run by one turn; anyone may send it, and the run pays
+    /// its sender (the cranker, who signs) the crank fee. With
     /// `expected_turns`, refused unless the state has run exactly that many
     /// turns, so a stale or reordered turn fails before any work.
     ///
@@ -132,7 +136,7 @@ pub enum Instruction<'a> {
 /// Fixed data lengths after the tag.
 const INIT_MODEL_LEN: usize = 8 + Config::LEN + 4 + 8;
 /// `open_run`'s fields before the prompt's bytes.
-pub const OPEN_RUN_FIXED_LEN: usize = 4 + 4 + 8 + 8 + 32 + 4;
+pub const OPEN_RUN_FIXED_LEN: usize = 4 + 4 + 8 + 8 + 32 + 8 + 8 + 4;
 
 impl<'a> Instruction<'a> {
     /// Decodes instruction data; `None` for an unknown tag or a wrong length.
@@ -172,7 +176,9 @@ impl<'a> Instruction<'a> {
                 seed: read_u64(rest, 8),
                 royalty: read_u64(rest, 16),
                 model_identity: rest[24..56].try_into().ok()?,
-                staged: read_u32(rest, 56),
+                crank_fee: read_u64(rest, 56),
+                crank_deposit: read_u64(rest, 64),
+                staged: read_u32(rest, 72),
                 prompt: &rest[OPEN_RUN_FIXED_LEN..],
             },
             tag::TURN if exact(0) => Instruction::Turn {
@@ -192,82 +198,140 @@ impl<'a> Instruction<'a> {
         })
     }
 
-    /// Encodes the instruction's data.
-    #[cfg(feature = "std")]
-    pub fn encode(&self) -> std::vec::Vec<u8> {
-        let mut out = std::vec::Vec::new();
+    /// Encodes the instruction's data into `out`, returning its length, or
+    /// `None` when `out` is too short. No allocation: a program building a
+    /// cross-program invocation calls it (`encoded_len` sizes `out`).
+    pub fn encode_into(&self, out: &mut [u8]) -> Option<usize> {
+        let mut w = Writer {
+            out,
+            at: 0,
+            ok: true,
+        };
         match *self {
             Instruction::InitConfig { allowance } => {
-                out.push(tag::INIT_CONFIG);
-                out.extend_from_slice(&allowance.to_le_bytes());
+                w.put(&[tag::INIT_CONFIG]);
+                w.put(&allowance.to_le_bytes());
             }
             Instruction::SetAllowance { allowance } => {
-                out.push(tag::SET_ALLOWANCE);
-                out.extend_from_slice(&allowance.to_le_bytes());
+                w.put(&[tag::SET_ALLOWANCE]);
+                w.put(&allowance.to_le_bytes());
             }
-            Instruction::SetAdmin => out.push(tag::SET_ADMIN),
+            Instruction::SetAdmin => w.put(&[tag::SET_ADMIN]),
             Instruction::InitModel {
                 royalty,
                 config,
                 flags,
                 zero_len,
             } => {
-                out.push(tag::INIT_MODEL);
-                out.extend_from_slice(&royalty.to_le_bytes());
-                out.extend_from_slice(config);
-                out.extend_from_slice(&flags.to_le_bytes());
-                out.extend_from_slice(&zero_len.to_le_bytes());
+                w.put(&[tag::INIT_MODEL]);
+                w.put(&royalty.to_le_bytes());
+                w.put(config);
+                w.put(&flags.to_le_bytes());
+                w.put(&zero_len.to_le_bytes());
             }
             Instruction::BindWeight { section } => {
-                out.push(tag::BIND_WEIGHT);
-                out.extend_from_slice(&section.to_le_bytes());
+                w.put(&[tag::BIND_WEIGHT]);
+                w.put(&section.to_le_bytes());
             }
             Instruction::Write { offset, bytes } => {
-                out.push(tag::WRITE);
-                out.extend_from_slice(&offset.to_le_bytes());
-                out.extend_from_slice(bytes);
+                w.put(&[tag::WRITE]);
+                w.put(&offset.to_le_bytes());
+                w.put(bytes);
             }
             Instruction::SealSection { digest } => {
-                out.push(tag::SEAL_SECTION);
-                out.extend_from_slice(digest);
+                w.put(&[tag::SEAL_SECTION]);
+                w.put(digest);
             }
-            Instruction::SealModel => out.push(tag::SEAL_MODEL),
-            Instruction::CloseWeight => out.push(tag::CLOSE_WEIGHT),
-            Instruction::CloseModel => out.push(tag::CLOSE_MODEL),
+            Instruction::SealModel => w.put(&[tag::SEAL_MODEL]),
+            Instruction::CloseWeight => w.put(&[tag::CLOSE_WEIGHT]),
+            Instruction::CloseModel => w.put(&[tag::CLOSE_MODEL]),
             Instruction::OpenRun {
                 max_tokens,
                 temperature_q16,
                 seed,
                 royalty,
                 model_identity,
+                crank_fee,
+                crank_deposit,
                 staged,
                 prompt,
             } => {
-                out.push(tag::OPEN_RUN);
-                out.extend_from_slice(&max_tokens.to_le_bytes());
-                out.extend_from_slice(&temperature_q16.to_le_bytes());
-                out.extend_from_slice(&seed.to_le_bytes());
-                out.extend_from_slice(&royalty.to_le_bytes());
-                out.extend_from_slice(model_identity);
-                out.extend_from_slice(&staged.to_le_bytes());
-                out.extend_from_slice(prompt);
+                w.put(&[tag::OPEN_RUN]);
+                w.put(&max_tokens.to_le_bytes());
+                w.put(&temperature_q16.to_le_bytes());
+                w.put(&seed.to_le_bytes());
+                w.put(&royalty.to_le_bytes());
+                w.put(model_identity);
+                w.put(&crank_fee.to_le_bytes());
+                w.put(&crank_deposit.to_le_bytes());
+                w.put(&staged.to_le_bytes());
+                w.put(prompt);
             }
             Instruction::Turn { expected_turns } => {
-                out.push(tag::TURN);
+                w.put(&[tag::TURN]);
                 if let Some(turns) = expected_turns {
-                    out.extend_from_slice(&turns.to_le_bytes());
+                    w.put(&turns.to_le_bytes());
                 }
             }
-            Instruction::CloseRun => out.push(tag::CLOSE_RUN),
-            Instruction::Reclaim => out.push(tag::RECLAIM),
+            Instruction::CloseRun => w.put(&[tag::CLOSE_RUN]),
+            Instruction::Reclaim => w.put(&[tag::RECLAIM]),
             Instruction::WritePrompt { offset, bytes } => {
-                out.push(tag::WRITE_PROMPT);
-                out.extend_from_slice(&offset.to_le_bytes());
-                out.extend_from_slice(bytes);
+                w.put(&[tag::WRITE_PROMPT]);
+                w.put(&offset.to_le_bytes());
+                w.put(bytes);
             }
-            Instruction::CloseConfig => out.push(tag::CLOSE_CONFIG),
+            Instruction::CloseConfig => w.put(&[tag::CLOSE_CONFIG]),
         }
+        w.ok.then_some(w.at)
+    }
+
+    /// The encoded data's length.
+    pub fn encoded_len(&self) -> usize {
+        1 + match *self {
+            Instruction::InitConfig { .. } | Instruction::SetAllowance { .. } => 4,
+            Instruction::InitModel { .. } => INIT_MODEL_LEN,
+            Instruction::BindWeight { .. } => 4,
+            Instruction::Write { bytes, .. } => 8 + bytes.len(),
+            Instruction::SealSection { .. } => 32,
+            Instruction::OpenRun { prompt, .. } => OPEN_RUN_FIXED_LEN + prompt.len(),
+            Instruction::Turn { expected_turns } => 8 * expected_turns.is_some() as usize,
+            Instruction::WritePrompt { bytes, .. } => 4 + bytes.len(),
+            Instruction::SetAdmin
+            | Instruction::SealModel
+            | Instruction::CloseWeight
+            | Instruction::CloseModel
+            | Instruction::CloseRun
+            | Instruction::Reclaim
+            | Instruction::CloseConfig => 0,
+        }
+    }
+
+    /// Encodes the instruction's data.
+    #[cfg(feature = "std")]
+    pub fn encode(&self) -> std::vec::Vec<u8> {
+        let mut out = std::vec![0u8; self.encoded_len()];
+        let n = self.encode_into(&mut out);
+        debug_assert_eq!(n, Some(out.len()));
         out
+    }
+}
+
+/// Appends bytes while they fit; `ok` turns false at the first that does not.
+struct Writer<'o> {
+    out: &'o mut [u8],
+    at: usize,
+    ok: bool,
+}
+
+impl Writer<'_> {
+    fn put(&mut self, bytes: &[u8]) {
+        match self.out.get_mut(self.at..self.at + bytes.len()) {
+            Some(dst) if self.ok => {
+                dst.copy_from_slice(bytes);
+                self.at += bytes.len();
+            }
+            _ => self.ok = false,
+        }
     }
 }
 
@@ -416,7 +480,7 @@ pub const SCHEMAS: [InstructionSchema; 16] = [
     InstructionSchema {
         name: "openRun",
         tag: tag::OPEN_RUN,
-        docs: &["Opens a run of a sealed model; the run holds its rent plus royalty x max tokens.", "The prompt is the first `staged` bytes `writePrompt` left in the run account, then `prompt`."],
+        docs: &["Opens a run of a sealed model; the run holds its rent plus royalty x max tokens plus the crank deposit.", "The prompt is the first `staged` bytes `writePrompt` left in the run account, then `prompt`."],
         accounts: &accounts::OPEN_RUN,
         args: &[
             Field {
@@ -451,12 +515,24 @@ pub const SCHEMAS: [InstructionSchema; 16] = [
             },
             Field {
                 at: 57,
+                name: "crankFee",
+                ty: Ty::U64,
+                docs: &["Lamports each turn pays its sender from the crank deposit (0: none)."],
+            },
+            Field {
+                at: 65,
+                name: "crankDeposit",
+                ty: Ty::U64,
+                docs: &["Lamports deposited for crank fees; what is left returns at closing."],
+            },
+            Field {
+                at: 73,
                 name: "staged",
                 ty: Ty::U32,
                 docs: &["How many of the prompt's bytes `writePrompt` left in the account (0: all travel here)."],
             },
             Field {
-                at: 61,
+                at: 77,
                 name: "prompt",
                 ty: Ty::Rest,
                 docs: &["The rest of the prompt (UTF-8, no zero byte, 1,024 bytes in all at most): the rest of the data."],
@@ -467,7 +543,7 @@ pub const SCHEMAS: [InstructionSchema; 16] = [
     InstructionSchema {
         name: "turn",
         tag: tag::TURN,
-        docs: &["Advances a run by one turn and logs a receipt; anyone may send it.", "Remaining accounts: the weight accounts of the matrix sections the turn's plan names (none, one or two, any order)."],
+        docs: &["Advances a run by one turn, pays its sender the crank fee and logs a receipt; anyone may send it.", "Remaining accounts: the weight accounts of the matrix sections the turn's plan names (none, one or two, any order)."],
         accounts: &accounts::TURN,
         args: &[
             Field {
@@ -562,6 +638,8 @@ mod tests {
                 seed: 42,
                 royalty: 1_000,
                 model_identity: &digest,
+                crank_fee: 5_000,
+                crank_deposit: 100_000,
                 staged: 3,
                 prompt: b"Once",
             },
@@ -582,6 +660,12 @@ mod tests {
         for ix in all {
             let data = ix.encode();
             assert_eq!(Instruction::decode(&data), Some(ix), "{ix:?}");
+            let mut short = std::vec![0u8; data.len() - 1];
+            assert_eq!(
+                ix.encode_into(&mut short),
+                None,
+                "{ix:?} into a short buffer"
+            );
             // One byte more or less is refused, except where the tail is
             // free-form (write, open_run) or optional (turn).
             let mut longer = data.clone();

@@ -103,6 +103,10 @@ mod tests {
             opener: &[3; 32],
             royalty: 4,
             deposited: 5,
+            crank_fee: 6,
+            crank_deposited: 7,
+            tokens_at: 8,
+            text_at: 9,
         };
         for fill in [0u8, 0xff] {
             let mut c = [fill; config::LEN];

@@ -3,7 +3,7 @@
 
 use super::schema::{AccountSchema, Field, Ty};
 use super::{address, tag_is, Address, Mismatch, RUN_TAG};
-use crate::bytes::{read_u64, write_u64};
+use crate::bytes::{read_u32, read_u64, write_u32, write_u64};
 
 pub const TAG: usize = 0;
 pub const MODEL: usize = 8;
@@ -19,6 +19,16 @@ pub const PAID: usize = 96;
 /// The identity of the model as the run was opened on it
 /// (`model_identity`); every turn requires the model's to be the same.
 pub const MODEL_IDENTITY: usize = 104;
+/// Lamports paid to whoever sends a turn, per turn, fixed when the run opens.
+pub const CRANK_FEE: usize = 136;
+/// Lamports deposited at opening for the crank fees.
+pub const CRANK_DEPOSITED: usize = 144;
+/// Lamports paid to turns' senders so far (at most `CRANK_DEPOSITED`).
+pub const CRANK_PAID: usize = 152;
+/// Where in the account the generated token ids start (u32 each), and the
+/// output text: written at opening, so a reader needs no model to find them.
+pub const TOKENS_AT: usize = 160;
+pub const TEXT_AT: usize = 164;
 pub const HEADER_LEN: usize = 256;
 /// Where the state keeps the prompt (its first buffer), and where
 /// `write_prompt` stages it before `open_run`.
@@ -68,10 +78,153 @@ impl<'a> RunAccount<'a> {
     pub fn model_identity(&self) -> &'a Address {
         address(self.0, MODEL_IDENTITY)
     }
+    #[inline(always)]
+    pub fn crank_fee(&self) -> u64 {
+        read_u64(self.0, CRANK_FEE)
+    }
+    #[inline(always)]
+    pub fn crank_deposited(&self) -> u64 {
+        read_u64(self.0, CRANK_DEPOSITED)
+    }
+    #[inline(always)]
+    pub fn crank_paid(&self) -> u64 {
+        read_u64(self.0, CRANK_PAID)
+    }
+    /// What the next turn pays its sender: the fee, or what is left of the
+    /// deposit when that is less.
+    #[inline(always)]
+    pub fn next_crank_payment(&self) -> u64 {
+        let left = self.crank_deposited().saturating_sub(self.crank_paid());
+        self.crank_fee().min(left)
+    }
     /// The core state.
     #[inline(always)]
     pub fn state(&self) -> &'a [u8] {
         &self.0[HEADER_LEN..]
+    }
+}
+
+/// What an opener offers whoever sends its run's turns: `fee` lamports a
+/// turn, from `deposit` lamports put in the run at opening (both zero: no
+/// fee, today's behaviour).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CrankFee {
+    pub fee: u64,
+    pub deposit: u64,
+}
+
+impl CrankFee {
+    /// `fee` for each of `turns` turns.
+    pub fn for_turns(fee: u64, turns: u64) -> CrankFee {
+        CrankFee {
+            fee,
+            deposit: fee.saturating_mul(turns),
+        }
+    }
+}
+
+/// What the turn after `turns_before` turns pays its sender, on a run opened
+/// with this fee and deposit: every turn before it paid the fee while the
+/// deposit lasted, so the program's `next_crank_payment` is this.
+pub fn crank_payment(fee: u64, deposited: u64, turns_before: u64) -> u64 {
+    deposited
+        .saturating_sub(fee.saturating_mul(turns_before))
+        .min(fee)
+}
+
+/// The version of the reading interface below (`docs/program.md`, "Reading
+/// a finished run"): the checks and the fields it reads, which change only
+/// with a new run tag.
+pub const READ_INTERFACE: u32 = 1;
+
+/// What a program that acts on a run expects of it.
+#[derive(Clone, Copy, Debug)]
+pub struct Expected<'a> {
+    /// The Curta program the run must belong to.
+    pub program_id: &'a Address,
+    /// The model identity (`model_identity`) the text must come from.
+    pub model_identity: &'a Address,
+    /// Who must have opened the run: the reader itself, usually a PDA, so
+    /// no one else's prompt is taken for its own.
+    pub opener: &'a Address,
+}
+
+/// Why a run was not read, in the order the checks run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The account is not owned by the Curta program.
+    NotCurta,
+    /// Not a run (another tag, or a state or offsets that do not check).
+    NotARun,
+    /// The run is not finished: more turns are needed.
+    NotFinished,
+    /// The run was opened on another model.
+    OtherModel,
+    /// The run was opened by someone else.
+    OtherOpener,
+}
+
+impl Refusal {
+    pub const fn message(self) -> &'static str {
+        match self {
+            Refusal::NotCurta => "the account is not owned by the Curta program",
+            Refusal::NotARun => "the account is not a Curta run",
+            Refusal::NotFinished => "the run is not finished",
+            Refusal::OtherModel => "the run was opened on another model",
+            Refusal::OtherOpener => "the run was opened by someone else",
+        }
+    }
+}
+
+/// A finished run's output, borrowed from its account.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Finished<'a> {
+    /// The generated token ids, four little-endian bytes each.
+    pub tokens: &'a [u8],
+    /// The output text (UTF-8 by construction: whole tokens' bytes).
+    pub text: &'a [u8],
+}
+
+impl Finished<'_> {
+    pub fn token_count(&self) -> usize {
+        self.tokens.len() / 4
+    }
+    pub fn token(&self, i: usize) -> u32 {
+        read_u32(self.tokens, 4 * i)
+    }
+}
+
+/// Reads a finished run for a program that acts on it: owner, tag,
+/// complete, model identity, opener, then the output. `owner` is the
+/// account's owner as the runtime gives it.
+pub fn read_finished<'a>(
+    owner: &Address,
+    data: &'a [u8],
+    expected: &Expected,
+) -> Result<Finished<'a>, Refusal> {
+    if owner != expected.program_id {
+        return Err(Refusal::NotCurta);
+    }
+    let run = RunAccount::read(data).map_err(|_| Refusal::NotARun)?;
+    let state = crate::state::StateInfo::read(run.state()).map_err(|_| Refusal::NotARun)?;
+    if !state.complete {
+        return Err(Refusal::NotFinished);
+    }
+    if run.model_identity() != expected.model_identity {
+        return Err(Refusal::OtherModel);
+    }
+    if run.opener() != expected.opener {
+        return Err(Refusal::OtherOpener);
+    }
+    let slice = |at: usize, len: usize| data.get(at..at.checked_add(len)?);
+    let tokens = slice(
+        read_u32(data, TOKENS_AT) as usize,
+        4 * state.generated as usize,
+    );
+    let text = slice(read_u32(data, TEXT_AT) as usize, state.text_len as usize);
+    match (tokens, text) {
+        (Some(tokens), Some(text)) => Ok(Finished { tokens, text }),
+        _ => Err(Refusal::NotARun),
     }
 }
 
@@ -87,6 +240,11 @@ pub struct RunInit<'a> {
     pub royalty: u64,
     /// The escrow: royalty times max tokens.
     pub deposited: u64,
+    pub crank_fee: u64,
+    pub crank_deposited: u64,
+    /// Account offsets of the output token ids and text (`TOKENS_AT`).
+    pub tokens_at: u32,
+    pub text_at: u32,
 }
 
 impl<'a> RunAccountMut<'a> {
@@ -104,6 +262,15 @@ impl<'a> RunAccountMut<'a> {
         write_u64(d, ROYALTY, royalty);
         write_u64(d, DEPOSITED, deposited);
         write_u64(d, ESCROW, deposited);
+        write_u64(d, CRANK_FEE, r.crank_fee);
+        write_u64(d, CRANK_DEPOSITED, r.crank_deposited);
+        write_u32(d, TOKENS_AT, r.tokens_at);
+        write_u32(d, TEXT_AT, r.text_at);
+    }
+    /// Records a crank fee paid: the total paid to senders after it.
+    #[inline(always)]
+    pub fn set_crank_paid(&mut self, paid: u64) {
+        write_u64(self.0, CRANK_PAID, paid);
     }
     /// Records a payment to the model's owner: the escrow and the paid
     /// total after it.
@@ -168,6 +335,36 @@ pub const SCHEMA: AccountSchema = AccountSchema {
             name: "modelIdentity",
             ty: Ty::Bytes(32),
             docs: &["The identity of the model the run was opened on; every turn requires the same."],
+        },
+        Field {
+            at: CRANK_FEE,
+            name: "crankFee",
+            ty: Ty::U64,
+            docs: &["Lamports paid to each turn's sender (its cranker), fixed at opening; 0: none."],
+        },
+        Field {
+            at: CRANK_DEPOSITED,
+            name: "crankDeposited",
+            ty: Ty::U64,
+            docs: &["Lamports deposited at opening for crank fees."],
+        },
+        Field {
+            at: CRANK_PAID,
+            name: "crankPaid",
+            ty: Ty::U64,
+            docs: &["Crank fees paid so far (at most crankDeposited; what is left returns at closing)."],
+        },
+        Field {
+            at: TOKENS_AT,
+            name: "tokensAt",
+            ty: Ty::U32,
+            docs: &["Account offset of the generated token ids (u32 each; state field `generated` of them)."],
+        },
+        Field {
+            at: TEXT_AT,
+            name: "textAt",
+            ty: Ty::U32,
+            docs: &["Account offset of the output text (state field `text_len` bytes)."],
         },
         Field {
             at: HEADER_LEN,

@@ -408,6 +408,11 @@ impl Ledger {
                     "run {k}'s identity changed"
                 );
                 assert_eq!(r.model_identity(), after.model_identity());
+                assert_eq!(
+                    (r.crank_fee(), r.crank_deposited()),
+                    (after.crank_fee(), after.crank_deposited()),
+                    "run {k}'s crank terms changed"
+                );
                 if r.state() != after.state() {
                     assert!(is_turn, "run {k}'s state changed outside a turn");
                     // Only ever on the model it was opened on.
@@ -425,6 +430,13 @@ impl Ledger {
                     assert_eq!(y.turns, x.turns + 1, "a turn counts one turn");
                     assert!(y.generated >= x.generated);
                     assert!(after.paid() >= r.paid());
+                    assert_eq!(
+                        after.crank_paid() - r.crank_paid(),
+                        r.next_crank_payment(),
+                        "run {k}'s turn paid its sender another fee"
+                    );
+                } else {
+                    assert_eq!(r.crank_paid(), after.crank_paid(), "a fee without a turn");
                 }
             }
             if let Ok(r) = RunAccount::read(&b.data) {
@@ -433,10 +445,17 @@ impl Ledger {
                     Some(r.deposited()),
                     "run {k}: paid + escrow != deposited"
                 );
-                // The escrow is lamports the run holds beyond its rent.
                 assert!(
-                    b.lamports >= rent(b.data.len()).saturating_add(r.escrow()),
-                    "run {k} holds less than its escrow"
+                    r.crank_paid() <= r.crank_deposited(),
+                    "run {k} paid its crankers more than their deposit"
+                );
+                // The escrow and the deposit's rest are lamports the run
+                // holds beyond its rent.
+                let left = r.crank_deposited() - r.crank_paid();
+                assert!(
+                    b.lamports as u128
+                        >= rent(b.data.len()) as u128 + r.escrow() as u128 + left as u128,
+                    "run {k} holds less than its escrow and crank deposit"
                 );
             }
         }
@@ -780,10 +799,19 @@ fn open(l: &mut Ledger, s: &mut Source) {
         _ => run::HEADER_LEN + 128 + s.below(4096),
     };
     let escrow = royalty.saturating_mul(p.max_tokens as u64);
+    // A crank fee now and then, its deposit sometimes short of the turns
+    // and sometimes so large the sum overflows.
+    let (crank_fee, crank_deposit) = match s.below(8) {
+        0 => (s.u32() as u64, s.u32() as u64),
+        1 => (s.u64(), u64::MAX - s.below(4) as u64),
+        2 => (5_000, 5_000 * s.below(64) as u64),
+        _ => (0, 0),
+    };
+    let held = escrow.min(1 << 40) + crank_deposit.min(1 << 40);
     let lamports = match s.below(8) {
-        6 => rent(size) + escrow.min(1 << 40) / 2,
-        7 => rent(size) + escrow.min(1 << 40) + s.u32() as u64,
-        _ => rent(size) + escrow.min(1 << 40),
+        6 => rent(size) + held / 2,
+        7 => rent(size) + held + s.u32() as u64,
+        _ => rent(size) + held,
     };
     if !l.create_account(r, size, lamports) {
         return;
@@ -808,6 +836,8 @@ fn open(l: &mut Ledger, s: &mut Source) {
         seed: p.seed,
         royalty,
         model_identity: &identity,
+        crank_fee,
+        crank_deposit,
         staged,
         prompt: inline,
     };
@@ -819,9 +849,10 @@ fn open(l: &mut Ledger, s: &mut Source) {
     );
 }
 
-/// The accounts a turn of run `r` needs, from the ledger: its config,
-/// model, owner, section zero and the sections its plan names.
-fn turn_accounts(l: &Ledger, r: usize) -> Option<(Vec<Meta>, u64)> {
+/// The accounts a turn of run `r` sent by `cranker` needs, from the
+/// ledger: its config, model, owner, section zero, the cranker and the
+/// sections its plan names.
+fn turn_accounts(l: &Ledger, r: usize, cranker: usize) -> Option<(Vec<Meta>, u64)> {
     let run = RunAccount::read(&l.accounts[r].data).ok()?;
     let m = l.index_of(run.model())?;
     let model = ModelAccount::read(&l.accounts[m].data).ok()?;
@@ -832,7 +863,7 @@ fn turn_accounts(l: &Ledger, r: usize) -> Option<(Vec<Meta>, u64)> {
     let config = Config::read(model.model_config()).ok()?;
     let state = StateBuffer::from_bytes(run.state());
     let turns = StateInfo::read(&state).ok()?.turns;
-    let mut named = metas(&roles::TURN, &[c, m, r, owner, zero]);
+    let mut named = metas(&roles::TURN, &[c, m, r, owner, zero, cranker]);
     let weight = roles::TURN_WEIGHT;
     if let Ok(plan) = planner::plan_turn_with(config, &state, allowance) {
         for &i in &plan.sections[..plan.section_count] {
@@ -849,10 +880,16 @@ fn turn_accounts(l: &Ledger, r: usize) -> Option<(Vec<Meta>, u64)> {
 fn advance(l: &mut Ledger, s: &mut Source) {
     let turns = 1 + s.below(32);
     let r = l.pick_tagged(&RUN_TAG, s);
+    // Usually the payer sends the turns; now and then anyone, the run's
+    // own accounts included.
+    let cranker = match s.below(4) {
+        0 => s.below(KEYS),
+        _ => PAYER,
+    };
     for _ in 0..turns {
-        let (metas, turns) = match turn_accounts(l, r) {
+        let (metas, turns) = match turn_accounts(l, r, cranker) {
             Some(found) => found,
-            None => (vec![meta(s.below(KEYS), false, true); 5], 0),
+            None => (vec![meta(s.below(KEYS), false, true); 6], 0),
         };
         let expected_turns = match s.below(4) {
             0 => None,
@@ -1063,7 +1100,9 @@ fn single(l: &mut Ledger, s: &mut Source, n: usize) {
         }
         11 => {
             let r = l.pick_tagged(&RUN_TAG, s);
-            let (mut metas, turns) = turn_accounts(l, r).unwrap_or((vec![meta(r, false, true)], 0));
+            let cranker = s.below(KEYS);
+            let (mut metas, turns) =
+                turn_accounts(l, r, cranker).unwrap_or((vec![meta(r, false, true)], 0));
             // The wrong accounts: one more, one fewer, or another's.
             match s.below(3) {
                 0 => metas.push(meta(s.below(KEYS), false, false)),

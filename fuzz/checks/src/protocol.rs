@@ -100,6 +100,8 @@ fn built(s: &mut Source) {
             seed: s.u64(),
             royalty: s.u64(),
             model_identity: &digest,
+            crank_fee: s.u64(),
+            crank_deposit: s.u64(),
             staged: s.u32(),
             prompt: bytes,
         },
@@ -243,6 +245,10 @@ fn read_all(data: &mut [u8], s: &mut Source) {
             opener: &key,
             royalty: s.u64(),
             deposited: escrow,
+            crank_fee: s.u64(),
+            crank_deposited: s.u64(),
+            tokens_at: s.u32(),
+            text_at: s.u32(),
         });
         let _ = state.len();
         let r = RunAccount::read(data).expect("a run written stays a run");

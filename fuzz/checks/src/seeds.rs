@@ -234,6 +234,8 @@ pub fn generate(root: &Path) -> Vec<(&'static str, String, Vec<u8>)> {
             seed: g.seed,
             royalty: 1_000,
             model_identity: &[7; 32],
+            crank_fee: 5_000,
+            crank_deposit: 100_000,
             staged: 0,
             prompt: &g.prompt[..g.prompt.len().min(64)],
         };
@@ -253,6 +255,7 @@ pub fn generate(root: &Path) -> Vec<(&'static str, String, Vec<u8>)> {
                 charged,
                 phase: 20,
                 text_len: g.text.len() as u32,
+                crank_paid: 5_000,
             };
             let mut field = [0u8; curta_core::protocol::event::LEN];
             event.encode(&mut field);

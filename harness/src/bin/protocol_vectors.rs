@@ -13,6 +13,7 @@
 use curta_client::instructions::{self as ix, ModelKeys, ModelParams};
 use curta_core::format::{Config, Layout, FLAG_SHARED_CLASSIFIER};
 use curta_core::inference::RunParams;
+use curta_core::protocol::run::CrankFee;
 use curta_core::protocol::{
     self, config, event, model, run, weight, ConfigAccountMut, CurtaError, ModelAccountMut,
     ModelInit, RunAccountMut, RunInit, TurnEvent, WeightAccountMut, CORE_ERROR_BASE,
@@ -90,6 +91,7 @@ fn main() {
     let (config_account, admin, new_admin) = (key(1), key(2), key(3));
     let (model_key, owner, weight_key) = (key(4), key(5), key(6));
     let (run_key, opener, recipient) = (key(7), key(8), key(9));
+    let cranker = key(0x0c);
     // stories260K's shape: its five layers fit one section, so three sections.
     let shape = Config {
         dim: 64,
@@ -127,6 +129,10 @@ fn main() {
         temperature_q16: 52_429,
         seed: 0x0123_4567_89ab_cdef,
     };
+    let crank = CrankFee {
+        fee: 0x0102_0304_0506,
+        deposit: 0x0a0b_0c0d_0e0f_1011,
+    };
     let open_args = |staged: usize| {
         json!({
             "maxTokens": params.max_tokens,
@@ -134,6 +140,8 @@ fn main() {
             "seed": u64s(params.seed),
             "royalty": u64s(keys.royalty),
             "modelIdentity": hex(&identity),
+            "crankFee": u64s(crank.fee),
+            "crankDeposit": u64s(crank.deposit),
             "staged": staged,
             "prompt": hex(&prompt[staged..]),
         })
@@ -150,6 +158,7 @@ fn main() {
         ("run", &run_key),
         ("owner", &owner),
         ("sectionZero", &weights[0]),
+        ("cranker", &cranker),
     ];
     let plan_weights = [weights[sections - 1], weights[1]];
     let write_bytes = [0xa5u8, 0x00, 0xff, 0x10, 0x42];
@@ -272,14 +281,14 @@ fn main() {
             &open_accounts,
             open_args(0),
             &[],
-            ix::open_run(&program, &keys, &run_key, &opener, &params, 0),
+            ix::open_run(&program, &keys, &run_key, &opener, &params, &crank, 0),
         ),
         vector(
             "openRun",
             &open_accounts,
             open_args(5),
             &[],
-            ix::open_run(&program, &keys, &run_key, &opener, &params, 5),
+            ix::open_run(&program, &keys, &run_key, &opener, &params, &crank, 5),
         ),
         // Both forms of turn: without the expected count and a first
         // (tokenizing) turn's accounts; with it and two plan weights.
@@ -288,7 +297,7 @@ fn main() {
             &turn_accounts,
             json!({ "expectedTurns": null }),
             &[],
-            ix::turn(&program, &keys, &run_key, &[], None),
+            ix::turn(&program, &keys, &run_key, &cranker, &[], None),
         ),
         vector(
             "turn",
@@ -299,6 +308,7 @@ fn main() {
                 &program,
                 &keys,
                 &run_key,
+                &cranker,
                 &plan_weights,
                 Some(0x0102_0304_0506_0708),
             ),
@@ -421,8 +431,13 @@ fn main() {
             opener: &opener.to_bytes(),
             royalty: 1_000,
             deposited: 20_000,
+            crank_fee: 5_000,
+            crank_deposited: 100_000,
+            tokens_at: 0x0203_0405,
+            text_at: 0x0607_0809,
         });
         r.set_payments(13_000, 7_000);
+        r.set_crank_paid(35_000);
     }
     run_data[run::HEADER_LEN..].copy_from_slice(&state);
     let run_vector = json!({
@@ -435,6 +450,11 @@ fn main() {
             "escrow": "13000",
             "paid": "7000",
             "modelIdentity": hex(&identity),
+            "crankFee": "5000",
+            "crankDeposited": "100000",
+            "crankPaid": "35000",
+            "tokensAt": 0x0203_0405,
+            "textAt": 0x0607_0809,
             "state": hex(&state),
         },
         "data": hex(&run_data),
@@ -451,6 +471,7 @@ fn main() {
         charged: 1_349_700,
         phase: 20,
         text_len: 41,
+        crank_paid: 0x1112_1314_1516,
     };
     let mut receipt_data = [0u8; event::LEN];
     receipt.encode(&mut receipt_data);
@@ -465,6 +486,7 @@ fn main() {
             "charged": receipt.charged,
             "phase": receipt.phase,
             "textLen": receipt.text_len,
+            "crankPaid": u64s(receipt.crank_paid),
         },
         "data": hex(&receipt_data),
     });

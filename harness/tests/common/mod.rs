@@ -125,7 +125,14 @@ impl Env {
         let opener = self.opener.insecure_clone();
         let (run_key, out) = self
             .chain
-            .open_run(&self.keys, &self.cfg, s, &opener, escrow)
+            .open_run(
+                &self.keys,
+                &self.cfg,
+                s,
+                &opener,
+                escrow,
+                &Default::default(),
+            )
             .await;
         assert_eq!(out.result, Ok(()), "open_run: {:#?}", out.logs);
         run_key

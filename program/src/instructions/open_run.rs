@@ -1,13 +1,14 @@
 //! `open_run`: opens a run of a sealed model in a new account that holds
-//! its rent plus the royalty for every token it may generate. The opener
-//! names the royalty and the model identity it accepts, and the run is
-//! bound to that identity: no other model can ever turn it.
+//! its rent, the royalty for every token it may generate and a deposit for
+//! its crankers' fees. The opener names the royalty and the model identity
+//! it accepts, and the run is bound to that identity: no other model can
+//! ever turn it. The opener may be a program's PDA, signing by CPI.
 
 use curta_core::inference::{self, RunParams, StateMemory};
 use curta_core::protocol::{
     accounts as roles, model, run, Address, PromptStage, RunAccountMut, RunInit,
 };
-use curta_core::state::MAX_PROMPT_BYTES;
+use curta_core::state::{StateLayout, MAX_PROMPT_BYTES};
 use curta_core::Error;
 
 use crate::account::AccountView;
@@ -18,7 +19,7 @@ use crate::error::{core_error, CurtaError, ProgramResult};
 use crate::sysvar;
 
 /// The instruction's data: the run's parameters, the royalty and model
-/// identity the opener accepts, and its prompt as the `staged` bytes
+/// identity the opener accepts, the crank fee and its deposit, and its prompt as the `staged` bytes
 /// `write_prompt` left in the account followed by `inline`.
 pub struct OpenRun<'a> {
     pub max_tokens: u32,
@@ -26,6 +27,8 @@ pub struct OpenRun<'a> {
     pub seed: u64,
     pub royalty: u64,
     pub model_identity: &'a [u8; 32],
+    pub crank_fee: u64,
+    pub crank_deposit: u64,
     pub staged: u32,
     pub inline: &'a [u8],
 }
@@ -72,7 +75,12 @@ pub fn open_run(program_id: &Address, accounts: &[AccountView], ix: &OpenRun) ->
     let escrow = m.royalty() * ix.max_tokens as u64;
     let mut rent = 0;
     sysvar::minimum_balance(run_ai.data_len(), &mut rent)?;
-    if run_ai.lamports() < rent.saturating_add(escrow) {
+    // Refused, not saturated, when the sum overflows: no account holds it.
+    let needed = rent
+        .checked_add(escrow)
+        .and_then(|n| n.checked_add(ix.crank_deposit))
+        .ok_or(CurtaError::EscrowTooSmall)?;
+    if run_ai.lamports() < needed {
         return Err(CurtaError::EscrowTooSmall.into());
     }
 
@@ -97,12 +105,18 @@ pub fn open_run(program_id: &Address, accounts: &[AccountView], ix: &OpenRun) ->
 
     let (mut header, state) = RunAccountMut(stage.0).split();
     inference::init_state_with(&config, &params, state, StateMemory::Zeroed).map_err(core_error)?;
+    // The output's place, so a reader needs no model to find the text.
+    let layout = StateLayout::new(&config, prompt_len, ix.max_tokens).map_err(core_error)?;
     header.init(&RunInit {
         model: model_ai.key(),
         model_identity: m.identity(),
         opener: opener.key(),
         royalty: m.royalty(),
         deposited: escrow,
+        crank_fee: ix.crank_fee,
+        crank_deposited: ix.crank_deposit,
+        tokens_at: (run::HEADER_LEN + layout.output_tokens) as u32,
+        text_at: (run::HEADER_LEN + layout.output_text) as u32,
     });
     Ok(())
 }

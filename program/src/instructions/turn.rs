@@ -1,6 +1,7 @@
 //! `turn`: advances a run by one turn. Permissionless: the plan comes from
 //! the state, so whoever sends it, the turn does the same work. It pays the
-//! model's owner for the tokens generated and logs a receipt.
+//! model's owner for the tokens generated, its sender the run's crank fee,
+//! and logs a receipt.
 
 use curta_core::inference::{self, TurnInput, TurnSections, WeightSection};
 use curta_core::protocol::{
@@ -8,14 +9,15 @@ use curta_core::protocol::{
 };
 use curta_core::state::{Header, StateInfo, StateLayout};
 
-use crate::account::AccountView;
+use crate::account::{AccountView, SYSTEM_PROGRAM};
 use crate::checks::{
-    config_account, distinct, model_account, model_config, owned, take, weight_account, writable,
+    config_account, distinct, model_account, model_config, owned, signer, take, weight_account,
+    writable,
 };
 use crate::error::{core_error, CurtaError, ProgramError, ProgramResult};
-use crate::log;
 #[cfg(feature = "cost-probe")]
 use crate::probe;
+use crate::{log, sysvar};
 
 /// Accounts: `roles::TURN`, then the weight accounts of the sections
 /// the turn's plan names, in any order (`roles::TURN_WEIGHT`).
@@ -28,7 +30,8 @@ pub fn turn(
     accounts: &[AccountView],
     expected_turns: Option<u64>,
 ) -> ProgramResult {
-    let [config_ai, model_ai, run_ai, owner, zero_ai] = take::<{ roles::TURN.len() }>(accounts)?;
+    let [config_ai, model_ai, run_ai, owner, zero_ai, cranker] =
+        take::<{ roles::TURN.len() }>(accounts)?;
     let named = &accounts[roles::TURN.len()..];
     #[cfg(feature = "cost-probe")]
     let (named, mut probe) = match named.split_last() {
@@ -66,6 +69,26 @@ pub fn turn(
     }
     writable(owner)?;
     distinct(run_ai, owner)?;
+    // The fee goes to the turn's signer, so no one who did not send the
+    // turn can collect it, and to a wallet, so none of the program's
+    // accounts ever receives one.
+    signer(cranker)?;
+    writable(cranker)?;
+    if cranker.owner() != &SYSTEM_PROGRAM {
+        return Err(CurtaError::InvalidCranker.into());
+    }
+    // When a fee is due: the owner, paid by royalty, is not its recipient
+    // (each payment has one), and the cranker holds its rent-exempt minimum
+    // already, so it stays rent-exempt (it only gains).
+    let crank_fee = r.next_crank_payment();
+    if crank_fee > 0 {
+        distinct(cranker, owner)?;
+        let mut rent = 0;
+        sysvar::minimum_balance(cranker.data_len(), &mut rent)?;
+        if cranker.lamports() < rent {
+            return Err(CurtaError::InvalidCranker.into());
+        }
+    }
     let zero = weight_account(zero_ai, program_id, model_ai.key(), &m)?;
     if zero.section() != 0 {
         return Err(CurtaError::WrongSection.into());
@@ -89,6 +112,7 @@ pub fn turn(
     let royalty = r.royalty();
     let escrow = r.escrow();
     let paid_before = r.paid();
+    let crank_paid_before = r.crank_paid();
     #[cfg(feature = "cost-probe")]
     probe.mark();
 
@@ -127,6 +151,20 @@ pub fn turn(
     run_ai.set_lamports(run_ai.lamports() - pay);
     owner.set_lamports(to_owner);
 
+    // The sender is paid from the crank deposit while it lasts.
+    if crank_fee > 0 {
+        if crank_fee > run_ai.lamports() {
+            return Err(CurtaError::EscrowTooSmall.into());
+        }
+        let to_cranker = cranker
+            .lamports()
+            .checked_add(crank_fee)
+            .ok_or(CurtaError::EscrowTooSmall)?;
+        header.set_crank_paid(crank_paid_before + crank_fee);
+        run_ai.set_lamports(run_ai.lamports() - crank_fee);
+        cranker.set_lamports(to_cranker);
+    }
+
     let after = Header::read(state).map_err(core_error)?;
     let receipt = TurnEvent {
         run: *run_ai.key(),
@@ -138,6 +176,7 @@ pub fn turn(
         charged: result.work,
         phase: after.phase as u32,
         text_len: after.text_len,
+        crank_paid: crank_fee,
     };
     let mut record = [0u8; event::LEN];
     receipt.encode(&mut record);

@@ -180,6 +180,11 @@ export function decodeWeightAccount(data, where) {
  * @property {bigint} escrow
  * @property {bigint} paid
  * @property {Uint8Array} modelIdentity
+ * @property {bigint} crankFee lamports each turn pays its sender
+ * @property {bigint} crankDeposited the crank deposit at opening
+ * @property {bigint} crankPaid crank fees paid so far
+ * @property {number} tokensAt account offset of the generated token ids
+ * @property {number} textAt account offset of the output text
  * @property {Uint8Array} state the core state (docs/state.md)
  */
 
@@ -199,6 +204,11 @@ export function decodeRunAccount(data, where) {
     escrow: r.escrow,
     paid: r.paid,
     modelIdentity: Uint8Array.from(r.modelIdentity),
+    crankFee: r.crankFee,
+    crankDeposited: r.crankDeposited,
+    crankPaid: r.crankPaid,
+    tokensAt: r.tokensAt,
+    textAt: r.textAt,
     state: data.slice(RUN_HEADER_LEN),
   };
 }

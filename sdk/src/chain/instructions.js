@@ -85,7 +85,7 @@ export const sealModel = (program, a) => getSealModelInstruction(a, at(program))
 
 /**
  * @param {Address} program
- * @param {{ config: Address, model: Address, run: TransactionSigner, opener: TransactionSigner, maxTokens: number, temperatureQ16: number, seed: bigint, royalty: bigint, identity: Uint8Array, staged: number, prompt: Uint8Array }} a
+ * @param {{ config: Address, model: Address, run: TransactionSigner, opener: TransactionSigner, maxTokens: number, temperatureQ16: number, seed: bigint, royalty: bigint, identity: Uint8Array, crankFee: bigint, crankDeposit: bigint, staged: number, prompt: Uint8Array }} a
  *   `prompt` is the part of the prompt that travels in the data (after the `staged` bytes)
  */
 export const openRun = (program, a) =>
@@ -100,6 +100,8 @@ export const openRun = (program, a) =>
       seed: a.seed,
       royalty: a.royalty,
       modelIdentity: a.identity,
+      crankFee: a.crankFee,
+      crankDeposit: a.crankDeposit,
       staged: a.staged,
       prompt: a.prompt,
     },
@@ -114,9 +116,9 @@ export const writePrompt = (program, a) => getWritePromptInstruction(a, at(progr
 
 /**
  * A turn: the weight accounts of the matrix sections its plan names follow
- * the five fixed accounts.
+ * the six fixed accounts; `cranker` signs it and receives its crank fee.
  * @param {Address} program
- * @param {{ config: Address, model: Address, run: Address, owner: Address, sectionZero: Address, weights: Address[], expectedTurns: bigint | number }} a
+ * @param {{ config: Address, model: Address, run: Address, owner: Address, sectionZero: Address, cranker: TransactionSigner, weights: Address[], expectedTurns: bigint | number }} a
  */
 export const turn = (program, a) => getTurnInstruction({ ...a, expectedTurns: BigInt(a.expectedTurns) }, at(program));
 

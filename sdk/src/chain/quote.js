@@ -40,7 +40,10 @@ import { lamportsPerSignature } from './transactions.js';
  * @property {bigint} escrow royalty x max tokens, held at opening
  * @property {bigint} royalty lamports per token
  * @property {bigint} royaltyPaid for the tokens it generates (the rest of the escrow comes back)
- * @property {bigint} deposit rent + escrow, what opening puts in the run
+ * @property {bigint} crankFee lamports each turn pays its sender
+ * @property {bigint} crankDeposit crankFee x turns, put in the run for its crankers (the rest comes back)
+ * @property {bigint} turnPriorityFeeMax the most priority fee one turn pays
+ * @property {bigint} deposit rent + escrow + crank deposit, what opening puts in the run
  * @property {Uint8Array} text the text the run will generate
  */
 
@@ -50,6 +53,7 @@ import { lamportsPerSignature } from './transactions.js';
  * @param {string} modelAddress
  * @param {import('./runs.js').RunParams} params
  * @param {{ artifact?: Uint8Array, window?: number, cuLimit?: 'uniform' | 'exact' | number, priorityRamp?: boolean }} [options]
+ *   `params.crankFee` (lamports a turn, 0 by default) prices a run its crankers are paid to send
  * @returns {Promise<Quote>}
  */
 export async function quoteRun(client, modelAddress, params, options = {}) {
@@ -66,13 +70,14 @@ export async function quoteRun(client, modelAddress, params, options = {}) {
   const standIn = await generateKeyPairSigner();
   const create = getCreateAccountInstruction({ payer: client.payer, newAccount: standIn, lamports: 1, space: accountLength, programAddress: client.programId });
   const keys = { config: model.config, model: modelAddress, royalty: model.royalty, identity: model.identity };
-  const open = openTransactions(client, keys, standIn, p, create);
+  const open = openTransactions(client, keys, standIn, p, { fee: 0n, deposit: 0n }, create);
   const q = core.quoteRun(artifact, p.prompt, {
     allowance,
     royalty: model.royalty,
     lamportsPerSignature: await lamportsPerSignature(client),
     openTransactions: open.length,
     rent: await rentFor(client, accountLength),
+    crankFee: BigInt(params.crankFee ?? 0),
     maxTokens: p.maxTokens,
     temperatureQ16: p.temperatureQ16,
     seed: p.seed,
@@ -101,6 +106,9 @@ export async function quoteRun(client, modelAddress, params, options = {}) {
     escrow: BigInt(q.escrow),
     royalty: model.royalty,
     royaltyPaid: BigInt(q.royaltyPaid),
+    crankFee: BigInt(q.crankFee),
+    crankDeposit: BigInt(q.crankDeposit),
+    turnPriorityFeeMax: BigInt(q.turnPriorityFeeMax),
     deposit: BigInt(q.deposit),
     text: fromBase64(q.text),
   };

@@ -17,6 +17,7 @@ import { fetchModel, fetchRawAccount, fetchRunAccount, fetchWeight } from './fet
 import * as ix from './instructions.js';
 import { runSigner } from './keys.js';
 import { checkModelIdentity } from './models.js';
+import { quoteRun } from './quote.js';
 import { rentFor } from './rent.js';
 import { addLanded, emptySummary, sendAndConfirm, settle } from './transactions.js';
 
@@ -34,6 +35,7 @@ const STAGED_PROMPT_OFFSET = RUN_HEADER_LEN + 128;
  * @property {number} [temperatureQ16]
  * @property {bigint | number} [seed]
  * @property {string} [label] tells apart runs with the same parameters meant to coexist
+ * @property {bigint | number} [crankFee] lamports each turn pays whoever sends it (0: none)
  */
 
 /**
@@ -66,9 +68,10 @@ export function runParams(core, p, model, zero = null) {
  * @param {{ config: any, model: any, royalty: bigint, identity: Uint8Array }} model
  * @param {import('@solana/kit').TransactionSigner} run
  * @param {ReturnType<typeof runParams>} p
+ * @param {{ fee: bigint, deposit: bigint }} crank what each turn pays its sender, from a deposit
  * @param {import('@solana/kit').Instruction | null} create
  */
-export function openTransactions(client, model, run, p, create) {
+export function openTransactions(client, model, run, p, crank, create) {
   const program = client.programId;
   const core = requireCore(client, 'openTransactions');
   const open = (/** @type {number} */ staged) =>
@@ -82,6 +85,8 @@ export function openTransactions(client, model, run, p, create) {
       seed: p.seed,
       royalty: model.royalty,
       identity: model.identity,
+      crankFee: crank.fee,
+      crankDeposit: crank.deposit,
       staged,
       prompt: p.prompt.subarray(staged),
     });
@@ -99,15 +104,19 @@ export function openTransactions(client, model, run, p, create) {
  * @property {string} run the run's address
  * @property {boolean} openedNow false when it was open already (nothing was sent)
  * @property {number} accountLength
- * @property {bigint} deposit lamports put in the run: its rent and the escrow
+ * @property {bigint} deposit lamports put in the run: its rent, the escrow and the crank deposit
  * @property {bigint} escrow
+ * @property {{ fee: bigint, deposit: bigint }} crank what each turn pays its sender, and the deposit for it
  * @property {number} transactions
  * @property {import('./transactions.js').Summary} summary
  */
 
 /**
  * Opens the run of `params` on a sealed model (or finds it open), with the
- * royalty and identity read from the model account.
+ * royalty and identity read from the model account. With `params.crankFee`,
+ * each turn pays whoever sends it that many lamports, from a deposit of the
+ * fee for each of the run's turns (the quote's): crankers can then finish
+ * the run (`curta crank`) while its opener is away.
  * @param {import('./client.js').CurtaClient} client
  * @param {string} modelAddress
  * @param {RunParams} params
@@ -125,9 +134,11 @@ export async function openRun(client, modelAddress, params) {
   const length = RUN_HEADER_LEN + core.stateSize(model.configBytes, p.prompt.length, p.maxTokens);
   const escrow = model.royalty * BigInt(p.maxTokens);
   const rent = await rentFor(client, length);
+  const fee = BigInt(params.crankFee ?? 0);
+  const crank = fee > 0n ? { fee, deposit: (await quoteRun(client, modelAddress, params)).crankDeposit } : { fee: 0n, deposit: 0n };
   const summary = emptySummary();
   /** @type {Opened} */
-  const out = { run: run.address, openedNow: true, accountLength: length, deposit: rent + escrow, escrow, transactions: 0, summary };
+  const out = { run: run.address, openedNow: true, accountLength: length, deposit: rent + escrow + crank.deposit, escrow, crank, transactions: 0, summary };
   const keys = { config: model.config, model: modelAddress, royalty: model.royalty, identity: model.identity };
   const existing = await fetchRawAccount(client, run.address);
   let txs;
@@ -135,11 +146,11 @@ export async function openRun(client, modelAddress, params) {
     const create = getCreateAccountInstruction({
       payer: client.payer,
       newAccount: run,
-      lamports: rent + escrow,
+      lamports: out.deposit,
       space: length,
       programAddress: client.programId,
     });
-    txs = openTransactions(client, keys, run, p, create);
+    txs = openTransactions(client, keys, run, p, crank, create);
   } else if (existing.owner !== client.programId) {
     throw new Error(`${run.address} (this run's address) is held by ${existing.owner}, not the curta program`);
   } else if (String.fromCharCode(...existing.data.subarray(0, 8)) === ACCOUNT_TAGS.run) {
@@ -150,7 +161,7 @@ export async function openRun(client, modelAddress, params) {
   } else if (existing.data.length === length && existing.data.subarray(0, STAGED_PROMPT_OFFSET).every((b) => b === 0)) {
     // Created by an attempt that stopped before the opening landed: stage
     // again from the start (the same bytes to the same place) and open.
-    txs = openTransactions(client, keys, run, p, null);
+    txs = openTransactions(client, keys, run, p, crank, null);
   } else {
     throw new Error(`${run.address} (this run's address) holds something else`);
   }

@@ -55,9 +55,9 @@ test('a receipt is read from the logs (Curta’s own lines only) and checked fie
   const run = addr(1);
   const model = addr(2);
   const fixed = new Uint8Array(
-    getTurnReceiptEncoder().encode({ run, model, turns: 7n, paid: 1000n, generated: 1, generatedThisTurn: 1, charged: 1_349_878, phase: 3, textLen: 1 }),
+    getTurnReceiptEncoder().encode({ run, model, turns: 7n, paid: 1000n, generated: 1, generatedThisTurn: 1, charged: 1_349_878, phase: 3, textLen: 1, crankPaid: 2500n }),
   );
-  assert.equal(fixed.length, 108);
+  assert.equal(fixed.length, 116);
   const b64 = (b) => Buffer.from(b).toString('base64');
   const tokens = new Uint8Array(new Uint32Array([432]).buffer);
   const data = `Program data: ${b64(fixed)} ${b64(tokens)} ${b64(new TextEncoder().encode(','))}`;
@@ -90,14 +90,16 @@ test('a receipt is read from the logs (Curta’s own lines only) and checked fie
     text: new TextEncoder().encode(','),
     stateSha256: '',
   };
-  assert.deepEqual(receiptDifferences(core, r, step, { run, model, royalty: 1000n }), []);
+  assert.deepEqual(receiptDifferences(core, r, step, { run, model, royalty: 1000n, crankFee: 5000n, crankDeposited: 32_500n }), []);
   // The crank's and the CLI's words (core/src/client/receipt.rs); the
   // charge is the replay's exactly.
-  const wrong = receiptDifferences(core, r, { ...step, turnsBefore: 7, tokens: [433], charged: 1_000_000 }, { run, model, royalty: 1000n });
+  const wrong = receiptDifferences(core, r, { ...step, turnsBefore: 7, tokens: [433], charged: 1_000_000 }, { run, model, royalty: 1000n, crankFee: 5000n, crankDeposited: 32_500n });
   assert.deepEqual(
     wrong.map(({ field, receipt, replay }) => ({ field, receipt, replay })),
     [
       { field: 'turns', receipt: '7', replay: '8' },
+      // A turn later, the deposit is spent: the replay pays nothing.
+      { field: 'crank paid', receipt: '2500', replay: '0' },
       { field: 'charged', receipt: '1349878', replay: '1000000' },
       { field: 'tokens', receipt: '[432]', replay: '[433]' },
     ],
@@ -127,7 +129,7 @@ test('errors are named by the program that raised them', () => {
   assert.equal(transactionError(core, { InstructionError: [0, { Custom: 263 }] }, { programId: program, programs: [program] }).name, 'CoreError(ContextExceeded)');
 });
 
-test('a prompt is staged when the create-and-open transaction cannot hold it (748 bytes with the opener paying), as the core packs it', async () => {
+test('a prompt is staged when the create-and-open transaction cannot hold it (732 bytes with the opener paying), as the core packs it', async () => {
   const payer = await createKeyPairSignerFromPrivateKeyBytes(new Uint8Array(32).fill(5));
   const client = createCurtaClient({ url: 'http://127.0.0.1:1', programId: addr(1), payer, core });
   const run = await generateKeyPairSigner();
@@ -138,20 +140,20 @@ test('a prompt is staged when the create-and-open transaction cannot hold it (74
   // the core's size model is @solana/kit's.
   assert.equal(core.writeChunk('legacy'), 986);
   assert.equal(transactionSize(client, [ix.write(addr(1), { model: addr(5), weight: addr(7), owner: payer, offset: 0, bytes: new Uint8Array(986) })]), 1232);
-  for (const [len, count] of [[0, 1], [748, 1], [749, 2], [1024, 2]]) {
+  for (const [len, count] of [[0, 1], [732, 1], [733, 2], [1024, 2]]) {
     const prompt = Uint8Array.from({ length: len }, (_, i) => 97 + (i % 26));
     const p = { prompt, maxTokens: 1, temperatureQ16: 0, seed: 0n, label: '' };
-    const txs = openTransactions(client, model, run, p, create);
+    const txs = openTransactions(client, model, run, p, { fee: 0n, deposit: 0n }, create);
     assert.equal(txs.length, count, `a ${len}-byte prompt`);
     assert.ok(txs.every((t) => fits(client, t)));
-    if (len === 748) assert.equal(transactionSize(client, txs[0]), 1232);
+    if (len === 732) assert.equal(transactionSize(client, txs[0]), 1232);
     // The staged bytes and the inline rest make the prompt.
     const rebuilt = new Uint8Array(len);
     for (const t of txs) {
       for (const i of t.filter((i) => i.programAddress === addr(1))) {
         const dv = new DataView(i.data.buffer, i.data.byteOffset);
         if (i.data[0] === 14) rebuilt.set(i.data.subarray(5), dv.getUint32(1, true));
-        if (i.data[0] === 10) rebuilt.set(i.data.subarray(61), dv.getUint32(57, true));
+        if (i.data[0] === 10) rebuilt.set(i.data.subarray(77), dv.getUint32(73, true));
       }
     }
     assert.deepEqual(rebuilt, prompt);

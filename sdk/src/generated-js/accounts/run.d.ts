@@ -10,7 +10,7 @@ export declare const RUN_DISCRIMINATOR: ReadonlyUint8Array;
 export declare function getRunDiscriminatorBytes(): ReadonlyUint8Array;
 /**
  * A run (`CURTARN1`, 256 + `state_size`): a 256-byte header, then the core state (`state.md`).
- * Bytes 136 to 256 are zero.
+ * Bytes 168 to 256 are zero.
  */
 export type Run = {
     /** The account's tag, `CURTARN1`: a Run account. */
@@ -29,6 +29,16 @@ export type Run = {
     paid: bigint;
     /** The identity of the model the run was opened on; every turn requires the same. */
     modelIdentity: ReadonlyUint8Array;
+    /** Lamports paid to each turn's sender (its cranker), fixed at opening; 0: none. */
+    crankFee: bigint;
+    /** Lamports deposited at opening for crank fees. */
+    crankDeposited: bigint;
+    /** Crank fees paid so far (at most crankDeposited; what is left returns at closing). */
+    crankPaid: bigint;
+    /** Account offset of the generated token ids (u32 each; state field `generated` of them). */
+    tokensAt: number;
+    /** Account offset of the output text (state field `text_len` bytes). */
+    textAt: number;
     /** The core state (`state.md`), from offset 256 to the end. */
     state: ReadonlyUint8Array;
 };
@@ -47,6 +57,16 @@ export type RunArgs = {
     paid: number | bigint;
     /** The identity of the model the run was opened on; every turn requires the same. */
     modelIdentity: ReadonlyUint8Array;
+    /** Lamports paid to each turn's sender (its cranker), fixed at opening; 0: none. */
+    crankFee: number | bigint;
+    /** Lamports deposited at opening for crank fees. */
+    crankDeposited: number | bigint;
+    /** Crank fees paid so far (at most crankDeposited; what is left returns at closing). */
+    crankPaid: number | bigint;
+    /** Account offset of the generated token ids (u32 each; state field `generated` of them). */
+    tokensAt: number;
+    /** Account offset of the output text (state field `text_len` bytes). */
+    textAt: number;
     /** The core state (`state.md`), from offset 256 to the end. */
     state: ReadonlyUint8Array;
 };

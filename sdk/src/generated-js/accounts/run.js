@@ -5,7 +5,7 @@
  *
  * @see https://github.com/codama-idl/codama
  */
-import { assertAccountExists, assertAccountsExist, combineCodec, decodeAccount, fetchEncodedAccount, fetchEncodedAccounts, fixDecoderSize, fixEncoderSize, getAddressDecoder, getAddressEncoder, getBytesDecoder, getBytesEncoder, getStructDecoder, getStructEncoder, getU64Decoder, getU64Encoder, padLeftDecoder, padLeftEncoder, transformEncoder, } from "@solana/kit";
+import { assertAccountExists, assertAccountsExist, combineCodec, decodeAccount, fetchEncodedAccount, fetchEncodedAccounts, fixDecoderSize, fixEncoderSize, getAddressDecoder, getAddressEncoder, getBytesDecoder, getBytesEncoder, getStructDecoder, getStructEncoder, getU32Decoder, getU32Encoder, getU64Decoder, getU64Encoder, padLeftDecoder, padLeftEncoder, transformEncoder, } from "@solana/kit";
 export const RUN_DISCRIMINATOR = new Uint8Array([
     67, 85, 82, 84, 65, 82, 78, 49,
 ]);
@@ -23,7 +23,12 @@ export function getRunEncoder() {
         ["escrow", getU64Encoder()],
         ["paid", getU64Encoder()],
         ["modelIdentity", fixEncoderSize(getBytesEncoder(), 32)],
-        ["state", padLeftEncoder(getBytesEncoder(), 120)],
+        ["crankFee", getU64Encoder()],
+        ["crankDeposited", getU64Encoder()],
+        ["crankPaid", getU64Encoder()],
+        ["tokensAt", getU32Encoder()],
+        ["textAt", getU32Encoder()],
+        ["state", padLeftEncoder(getBytesEncoder(), 88)],
     ]), (value) => ({ ...value, discriminator: RUN_DISCRIMINATOR }));
 }
 /** Gets the decoder for {@link Run} account data. */
@@ -37,7 +42,12 @@ export function getRunDecoder() {
         ["escrow", getU64Decoder()],
         ["paid", getU64Decoder()],
         ["modelIdentity", fixDecoderSize(getBytesDecoder(), 32)],
-        ["state", padLeftDecoder(getBytesDecoder(), 120)],
+        ["crankFee", getU64Decoder()],
+        ["crankDeposited", getU64Decoder()],
+        ["crankPaid", getU64Decoder()],
+        ["tokensAt", getU32Decoder()],
+        ["textAt", getU32Decoder()],
+        ["state", padLeftDecoder(getBytesDecoder(), 88)],
     ]);
 }
 /** Gets the codec for {@link Run} account data. */

@@ -61,6 +61,8 @@ export const CURTA_ERROR__WEIGHTS_STILL_BOUND = 0x19; // 25
 export const CURTA_ERROR__MODEL_CHANGED = 0x1a; // 26
 /** RoyaltyMismatch (27). */
 export const CURTA_ERROR__ROYALTY_MISMATCH = 0x1b; // 27
+/** InvalidCranker (28). */
+export const CURTA_ERROR__INVALID_CRANKER = 0x1c; // 28
 /** Core error 1, InvalidConfig, reported as 256 + 1. */
 export const CURTA_ERROR__INVALID_CONFIG = 0x101; // 257
 /** Core error 2, InvalidFormat, reported as 256 + 2. */
@@ -84,16 +86,17 @@ if (process.env["NODE_ENV"] !== "production") {
         [CURTA_ERROR__ARITHMETIC]: `A key or value past the cache's 32 bits`,
         [CURTA_ERROR__BUFFER_TOO_SMALL]: `A run account whose size is not 256 + \`state_size\` for its prompt and max tokens`,
         [CURTA_ERROR__CONTEXT_EXCEEDED]: `The prompt's tokens plus max tokens, less one, above the context (found by the turn that finishes tokenizing)`,
-        [CURTA_ERROR__DUPLICATE_ACCOUNT]: `One account in two roles that must differ (a run as its own opener, closing into itself)`,
-        [CURTA_ERROR__ESCROW_TOO_SMALL]: `A run without its rent plus royalty x max tokens, or whose escrow cannot cover a turn`,
+        [CURTA_ERROR__DUPLICATE_ACCOUNT]: `One account in two roles that must differ (a run as its own opener, closing into itself, the owner as the cranker of a turn that pays a fee)`,
+        [CURTA_ERROR__ESCROW_TOO_SMALL]: `A run without its rent plus royalty x max tokens plus its crank deposit (or whose sum overflows), or whose escrow cannot cover a turn`,
         [CURTA_ERROR__HASH_MISMATCH]: `A section whose bytes do not match the digest given`,
         [CURTA_ERROR__INVALID_ACCOUNT_SIZE]: `An account whose length is not what its kind needs`,
         [CURTA_ERROR__INVALID_CONFIG]: `A model configuration out of range, an allowance out of range, or no step of the run fits the allowance`,
+        [CURTA_ERROR__INVALID_CRANKER]: `A turn's cranker that is not a System account (a wallet), or, when a fee is paid, not rent-exempt`,
         [CURTA_ERROR__INVALID_FORMAT]: `Section zero that is not a \`CURTAW01\` artifact or does not fit its configuration; unknown flags`,
         [CURTA_ERROR__INVALID_INSTRUCTION]: `Unknown tag, or data of the wrong length`,
         [CURTA_ERROR__INVALID_PROMPT]: `A prompt over 1,024 bytes, with a zero byte or not UTF-8; max tokens of zero or above the context; a temperature above 16`,
         [CURTA_ERROR__INVALID_STATE]: `A turn on a complete run, or a run account whose state is damaged`,
-        [CURTA_ERROR__MISSING_SIGNER]: `A new account, the admin, new admin, owner or opener did not sign`,
+        [CURTA_ERROR__MISSING_SIGNER]: `A new account, the admin, new admin, owner, opener or a turn's cranker did not sign`,
         [CURTA_ERROR__MISSING_WEIGHTS]: `A turn without a weight account its plan needs`,
         [CURTA_ERROR__MODEL_CHANGED]: `\`open_run\` naming another identity than the model's; a \`turn\` of a run whose model is not the one it was opened on (closed and created again at its address)`,
         [CURTA_ERROR__MODEL_NOT_SEALED]: `Opening or advancing a run of a model not sealed (writing or retired)`,

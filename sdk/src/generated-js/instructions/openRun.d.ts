@@ -29,6 +29,10 @@ export type OpenRunInstructionData = {
     royalty: bigint;
     /** The model identity the opener accepts: must be the model's. */
     modelIdentity: ReadonlyUint8Array;
+    /** Lamports each turn pays its sender from the crank deposit (0: none). */
+    crankFee: bigint;
+    /** Lamports deposited for crank fees; what is left returns at closing. */
+    crankDeposit: bigint;
     /** How many of the prompt's bytes `writePrompt` left in the account (0: all travel here). */
     staged: number;
     /** The rest of the prompt (UTF-8, no zero byte, 1,024 bytes in all at most): the rest of the data. */
@@ -45,6 +49,10 @@ export type OpenRunInstructionDataArgs = {
     royalty: number | bigint;
     /** The model identity the opener accepts: must be the model's. */
     modelIdentity: ReadonlyUint8Array;
+    /** Lamports each turn pays its sender from the crank deposit (0: none). */
+    crankFee: number | bigint;
+    /** Lamports deposited for crank fees; what is left returns at closing. */
+    crankDeposit: number | bigint;
     /** How many of the prompt's bytes `writePrompt` left in the account (0: all travel here). */
     staged: number;
     /** The rest of the prompt (UTF-8, no zero byte, 1,024 bytes in all at most): the rest of the data. */
@@ -67,6 +75,8 @@ export type OpenRunInput<TAccountConfig extends string = string, TAccountModel e
     seed: OpenRunInstructionDataArgs["seed"];
     royalty: OpenRunInstructionDataArgs["royalty"];
     modelIdentity: OpenRunInstructionDataArgs["modelIdentity"];
+    crankFee: OpenRunInstructionDataArgs["crankFee"];
+    crankDeposit: OpenRunInstructionDataArgs["crankDeposit"];
     staged: OpenRunInstructionDataArgs["staged"];
     prompt: OpenRunInstructionDataArgs["prompt"];
 };

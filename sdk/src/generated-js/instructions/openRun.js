@@ -20,6 +20,8 @@ export function getOpenRunInstructionDataEncoder() {
         ["seed", getU64Encoder()],
         ["royalty", getU64Encoder()],
         ["modelIdentity", fixEncoderSize(getBytesEncoder(), 32)],
+        ["crankFee", getU64Encoder()],
+        ["crankDeposit", getU64Encoder()],
         ["staged", getU32Encoder()],
         ["prompt", getBytesEncoder()],
     ]), (value) => ({ ...value, discriminator: OPEN_RUN_DISCRIMINATOR }));
@@ -32,6 +34,8 @@ export function getOpenRunInstructionDataDecoder() {
         ["seed", getU64Decoder()],
         ["royalty", getU64Decoder()],
         ["modelIdentity", fixDecoderSize(getBytesDecoder(), 32)],
+        ["crankFee", getU64Decoder()],
+        ["crankDeposit", getU64Decoder()],
         ["staged", getU32Decoder()],
         ["prompt", getBytesDecoder()],
     ]);

@@ -5,16 +5,17 @@
  *
  * @see https://github.com/codama-idl/codama
  */
-import { type AccountMeta, type Address, type Codec, type Decoder, type Encoder, type Instruction, type InstructionWithAccounts, type InstructionWithData, type Option, type OptionOrNullable, type ReadonlyAccount, type ReadonlyUint8Array, type WritableAccount } from "@solana/kit";
+import { type AccountMeta, type AccountSignerMeta, type Address, type Codec, type Decoder, type Encoder, type Instruction, type InstructionWithAccounts, type InstructionWithData, type Option, type OptionOrNullable, type ReadonlyAccount, type ReadonlyUint8Array, type TransactionSigner, type WritableAccount, type WritableSignerAccount } from "@solana/kit";
 import { CURTA_PROGRAM_ADDRESS } from "../programs/index.js";
 export declare const TURN_DISCRIMINATOR = 11;
 export declare function getTurnDiscriminatorBytes(): ReadonlyUint8Array;
-export type TurnInstruction<TProgram extends string = typeof CURTA_PROGRAM_ADDRESS, TAccountConfig extends string | AccountMeta<string> = string, TAccountModel extends string | AccountMeta<string> = string, TAccountRun extends string | AccountMeta<string> = string, TAccountOwner extends string | AccountMeta<string> = string, TAccountSectionZero extends string | AccountMeta<string> = string, TRemainingAccounts extends readonly AccountMeta<string>[] = []> = Instruction<TProgram> & InstructionWithData<ReadonlyUint8Array> & InstructionWithAccounts<[
+export type TurnInstruction<TProgram extends string = typeof CURTA_PROGRAM_ADDRESS, TAccountConfig extends string | AccountMeta<string> = string, TAccountModel extends string | AccountMeta<string> = string, TAccountRun extends string | AccountMeta<string> = string, TAccountOwner extends string | AccountMeta<string> = string, TAccountSectionZero extends string | AccountMeta<string> = string, TAccountCranker extends string | AccountMeta<string> = string, TRemainingAccounts extends readonly AccountMeta<string>[] = []> = Instruction<TProgram> & InstructionWithData<ReadonlyUint8Array> & InstructionWithAccounts<[
     TAccountConfig extends string ? ReadonlyAccount<TAccountConfig> : TAccountConfig,
     TAccountModel extends string ? ReadonlyAccount<TAccountModel> : TAccountModel,
     TAccountRun extends string ? WritableAccount<TAccountRun> : TAccountRun,
     TAccountOwner extends string ? WritableAccount<TAccountOwner> : TAccountOwner,
     TAccountSectionZero extends string ? ReadonlyAccount<TAccountSectionZero> : TAccountSectionZero,
+    TAccountCranker extends string ? WritableSignerAccount<TAccountCranker> & AccountSignerMeta<TAccountCranker> : TAccountCranker,
     ...TRemainingAccounts
 ]>;
 export type TurnInstructionData = {
@@ -30,7 +31,7 @@ export type TurnInstructionDataArgs = {
 export declare function getTurnInstructionDataEncoder(): Encoder<TurnInstructionDataArgs>;
 export declare function getTurnInstructionDataDecoder(): Decoder<TurnInstructionData>;
 export declare function getTurnInstructionDataCodec(): Codec<TurnInstructionDataArgs, TurnInstructionData>;
-export type TurnInput<TAccountConfig extends string = string, TAccountModel extends string = string, TAccountRun extends string = string, TAccountOwner extends string = string, TAccountSectionZero extends string = string> = {
+export type TurnInput<TAccountConfig extends string = string, TAccountModel extends string = string, TAccountRun extends string = string, TAccountOwner extends string = string, TAccountSectionZero extends string = string, TAccountCranker extends string = string> = {
     /** The model's config account. */
     config: Address<TAccountConfig>;
     /** The model (sealed). */
@@ -41,12 +42,14 @@ export type TurnInput<TAccountConfig extends string = string, TAccountModel exte
     owner: Address<TAccountOwner>;
     /** Section zero's weight account. */
     sectionZero: Address<TAccountSectionZero>;
+    /** Who sends the turn and receives its crank fee: a System account (a wallet); when a fee is due, rent-exempt and not the owner. */
+    cranker: TransactionSigner<TAccountCranker>;
     expectedTurns?: TurnInstructionDataArgs["expectedTurns"];
     weights?: Array<Address>;
 };
-export declare function getTurnInstruction<TAccountConfig extends string, TAccountModel extends string, TAccountRun extends string, TAccountOwner extends string, TAccountSectionZero extends string, TProgramAddress extends Address = typeof CURTA_PROGRAM_ADDRESS>(input: TurnInput<TAccountConfig, TAccountModel, TAccountRun, TAccountOwner, TAccountSectionZero>, config?: {
+export declare function getTurnInstruction<TAccountConfig extends string, TAccountModel extends string, TAccountRun extends string, TAccountOwner extends string, TAccountSectionZero extends string, TAccountCranker extends string, TProgramAddress extends Address = typeof CURTA_PROGRAM_ADDRESS>(input: TurnInput<TAccountConfig, TAccountModel, TAccountRun, TAccountOwner, TAccountSectionZero, TAccountCranker>, config?: {
     programAddress?: TProgramAddress;
-}): TurnInstruction<TProgramAddress, TAccountConfig, TAccountModel, TAccountRun, TAccountOwner, TAccountSectionZero>;
+}): TurnInstruction<TProgramAddress, TAccountConfig, TAccountModel, TAccountRun, TAccountOwner, TAccountSectionZero, TAccountCranker>;
 export type ParsedTurnInstruction<TProgram extends string = typeof CURTA_PROGRAM_ADDRESS, TAccountMetas extends readonly AccountMeta[] = readonly AccountMeta[]> = {
     programAddress: Address<TProgram>;
     accounts: {
@@ -60,6 +63,8 @@ export type ParsedTurnInstruction<TProgram extends string = typeof CURTA_PROGRAM
         owner: TAccountMetas[3];
         /** Section zero's weight account. */
         sectionZero: TAccountMetas[4];
+        /** Who sends the turn and receives its crank fee: a System account (a wallet); when a fee is due, rent-exempt and not the owner. */
+        cranker: TAccountMetas[5];
     };
     data: TurnInstructionData;
 };

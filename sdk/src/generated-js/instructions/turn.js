@@ -41,6 +41,7 @@ export function getTurnInstruction(input, config) {
         run: { value: input.run ?? null, isWritable: true },
         owner: { value: input.owner ?? null, isWritable: true },
         sectionZero: { value: input.sectionZero ?? null, isWritable: false },
+        cranker: { value: input.cranker ?? null, isWritable: true },
     };
     const accounts = originalAccounts;
     // Original args.
@@ -55,6 +56,7 @@ export function getTurnInstruction(input, config) {
             getAccountMeta("run", accounts.run),
             getAccountMeta("owner", accounts.owner),
             getAccountMeta("sectionZero", accounts.sectionZero),
+            getAccountMeta("cranker", accounts.cranker),
             ...remainingAccounts,
         ],
         data: getTurnInstructionDataEncoder().encode(args),
@@ -62,10 +64,10 @@ export function getTurnInstruction(input, config) {
     });
 }
 export function parseTurnInstruction(instruction) {
-    if (instruction.accounts.length < 5) {
+    if (instruction.accounts.length < 6) {
         throw new SolanaError(SOLANA_ERROR__PROGRAM_CLIENTS__INSUFFICIENT_ACCOUNT_METAS, {
             actualAccountMetas: instruction.accounts.length,
-            expectedAccountMetas: 5,
+            expectedAccountMetas: 6,
         });
     }
     let accountIndex = 0;
@@ -82,6 +84,7 @@ export function parseTurnInstruction(instruction) {
             run: getNextAccount(),
             owner: getNextAccount(),
             sectionZero: getNextAccount(),
+            cranker: getNextAccount(),
         },
         data: getTurnInstructionDataDecoder().decode(instruction.data),
     };

@@ -7,7 +7,7 @@
  */
 import { type Address, type FixedSizeCodec, type FixedSizeDecoder, type FixedSizeEncoder, type ReadonlyUint8Array } from "@solana/kit";
 /**
- * The turn receipt: field 0 of the `sol_log_data` event every successful `turn` logs (`Program data: <field 0> <field 1> <field 2>`, each base64), 108 bytes.
+ * The turn receipt: field 0 of the `sol_log_data` event every successful `turn` logs (`Program data: <field 0> <field 1> <field 2>`, each base64), 116 bytes.
  * Field 1 is the ids of the tokens the turn generated (u32 each), field 2 the text bytes they added.
  */
 export type TurnReceipt = {
@@ -31,6 +31,8 @@ export type TurnReceipt = {
     phase: number;
     /** Output text bytes so far. */
     textLen: number;
+    /** Lamports paid to the turn's sender (its cranker) by this turn. */
+    crankPaid: bigint;
 };
 export type TurnReceiptArgs = {
     /** The run the turn advanced. */
@@ -51,6 +53,8 @@ export type TurnReceiptArgs = {
     phase: number;
     /** Output text bytes so far. */
     textLen: number;
+    /** Lamports paid to the turn's sender (its cranker) by this turn. */
+    crankPaid: number | bigint;
 };
 export declare function getTurnReceiptEncoder(): FixedSizeEncoder<TurnReceiptArgs>;
 export declare function getTurnReceiptDecoder(): FixedSizeDecoder<TurnReceipt>;

@@ -18,6 +18,7 @@ export function getTurnReceiptEncoder() {
         ["charged", getU32Encoder()],
         ["phase", getU32Encoder()],
         ["textLen", getU32Encoder()],
+        ["crankPaid", getU64Encoder()],
     ]), (value) => ({
         ...value,
         discriminator: new Uint8Array([67, 85, 82, 84, 65, 84, 78, 49]),
@@ -35,6 +36,7 @@ export function getTurnReceiptDecoder() {
         ["charged", getU32Decoder()],
         ["phase", getU32Decoder()],
         ["textLen", getU32Decoder()],
+        ["crankPaid", getU64Decoder()],
     ]);
 }
 export function getTurnReceiptCodec() {
