@@ -21,14 +21,23 @@ DEPLOY_DIR := $(ROOT)/target/deploy
 # .cargo/config.toml names it and its flags), written once for build-sbf,
 # build-sbf-probe, build-sbf-v0 and test-reproducible (each adds its target
 # dir, and its features, flags or -q), so their builds cannot drift apart.
-SBF_CARGO = cd $(ROOT) && $(DEB_ENV) $(DEB_CARGO) build -p curta-program --lib --target $(SBF_TARGET) --profile sbf
+SBF_CARGO = $(call SBF_CARGO_OF,curta-program)
+# The same for any package ($(1)) of the workspace that is an SBF program.
+SBF_CARGO_OF = cd $(ROOT) && $(DEB_ENV) $(DEB_CARGO) build -p $(1) --lib --target $(SBF_TARGET) --profile sbf
 # Installs the program cargo built ($(1): its target dir) as $(2), after
 # checking its ELF header: e_machine EM_BPF (247) and e_flags $(3) (the
 # SBPF version), or the recipe fails.
-INSTALL_SBF = llvm-readelf-22 -h $(1)/$(SBF_TARGET)/sbf/libcurta_program.so | tr -s ' ' > $(1)/elf-header.txt && \
+INSTALL_SBF = $(call INSTALL_SBF_LIB,$(1),$(2),$(3),curta_program)
+# The same for the library named $(4).
+INSTALL_SBF_LIB = llvm-readelf-22 -h $(1)/$(SBF_TARGET)/sbf/lib$(4).so | tr -s ' ' > $(1)/elf-header.txt && \
 	grep -q -x ' Machine: EM_BPF' $(1)/elf-header.txt && grep -q -x ' Flags: $(3)' $(1)/elf-header.txt || \
-	{ echo "$(1)/$(SBF_TARGET)/sbf/libcurta_program.so is not an SBPF ELF with e_flags $(3):" >&2; cat $(1)/elf-header.txt >&2; exit 1; } ; \
-	install -D -m 0644 $(1)/$(SBF_TARGET)/sbf/libcurta_program.so $(2) && ls -l $(2)
+	{ echo "$(1)/$(SBF_TARGET)/sbf/lib$(4).so is not an SBPF ELF with e_flags $(3):" >&2; cat $(1)/elf-header.txt >&2; exit 1; } ; \
+	install -D -m 0644 $(1)/$(SBF_TARGET)/sbf/lib$(4).so $(2) && ls -l $(2)
+# The example consumer program (examples/storyteller), built the same way
+# in a target dir of its own: it turns on curta-program's no-entrypoint
+# feature, and cargo builds that crate's cdylib for it too, under the same
+# file name as Curta's own, which must not share a folder with it.
+STORYTELLER_TARGET_DIR := $(ROOT)/target/sbf-storyteller
 
 WASM_TARGET := wasm32-unknown-unknown
 WASM_TARGET_DIR := $(ROOT)/target/wasm
@@ -86,6 +95,8 @@ LOCALNET := $${CARGO_TARGET_DIR:-$(ROOT)/target}/debug/curta-localnet
 build-sbf: setup-sbf
 	$(SBF_CARGO) --target-dir $(SBF_TARGET_DIR)
 	@$(call INSTALL_SBF,$(SBF_TARGET_DIR),$(DEPLOY_DIR)/curta_program.so,0x3)
+	$(call SBF_CARGO_OF,curta-storyteller) --target-dir $(STORYTELLER_TARGET_DIR)
+	@$(call INSTALL_SBF_LIB,$(STORYTELLER_TARGET_DIR),$(DEPLOY_DIR)/curta_storyteller.so,0x3,curta_storyteller)
 
 # The measuring build: `turn` writes each chunk's compute units into an
 # extra account (program feature cost-probe), for `make test-costs`.
@@ -164,7 +175,7 @@ test-web: test-idl test-js-chain test-browser
 lint:
 	cd $(ROOT) && cargo fmt --all -- --check
 	cd $(ROOT) && cargo fmt --manifest-path fuzz/Cargo.toml -- --check
-	cd $(ROOT) && cargo clippy -q -p curta-core -p curta-program -p curta-fuzz-checks --all-targets --features curta-core/std -- -D warnings
+	cd $(ROOT) && cargo clippy -q -p curta-core -p curta-program -p curta-storyteller -p curta-fuzz-checks --all-targets --features curta-core/std -- -D warnings
 	cd $(ROOT) && cargo clippy -q --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
 
 lint-host:
@@ -176,10 +187,12 @@ lint-host:
 test-core: models
 	cd $(ROOT) && CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) cargo test
 
-# The program on the SBF VM: every instruction's checks (program.rs) and
-# the accounts' lifecycle tried as an attacker would (accounts.rs).
+# The program on the SBF VM: every instruction's checks (program.rs), the
+# accounts' lifecycle tried as an attacker would (accounts.rs), and another
+# program requesting and reading runs by CPI (storyteller.rs,
+# examples/storyteller).
 test-program: setup build-sbf
-	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test program --test accounts
+	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test program --test accounts --test crank_fee --test storyteller
 
 # The local validator in the foreground (Ctrl-C stops it and removes its
 # ledger): JSON-RPC on http://127.0.0.1:8899, faucet on 9900, a funded
@@ -203,7 +216,7 @@ test-localnet: setup-host build-sbf
 # says it is, bad input refused in words.
 test-e2e: setup-host models build-sbf build-sbf-v0
 	cd $(ROOT) && $(HOST_BUILD)
-	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test e2e
+	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test e2e --test paid_crank
 
 # The curta client under load and faults, each scenario on a curta-localnet
 # of its own. harness/tests/faults.rs: eight stories260K runs from four

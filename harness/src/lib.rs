@@ -23,6 +23,7 @@ pub mod proxy;
 pub mod receipt;
 pub mod replay;
 pub mod slope;
+pub mod storyteller;
 pub mod wasm;
 
 use std::path::PathBuf;

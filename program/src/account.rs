@@ -132,6 +132,42 @@ impl AccountView {
         }
     }
 
+    /// Sets the account's data length to `len`, as the runtime reads it back
+    /// after the instruction (and before a cross-program invocation, which
+    /// hands the callee the data at its new length), zeroing the bytes it
+    /// grows by. Only the account's owner may change its length, and only
+    /// while it is writable. `close` sets it to zero the same way.
+    ///
+    /// # Safety
+    /// `len` is at most the account's length when the instruction began
+    /// plus `MAX_PERMITTED_DATA_INCREASE`: the runtime left exactly that
+    /// much room after the data in the input buffer, and past it lie the
+    /// next account's bytes. No reference to this account's data may be
+    /// alive.
+    #[inline(always)]
+    pub unsafe fn resize(&self, len: usize) {
+        let old = self.data_len();
+        // SAFETY: by the contract, `len` bytes from the data's start lie
+        // in the account's room in the input buffer.
+        unsafe {
+            if len > old {
+                core::ptr::write_bytes(
+                    (self.raw as *mut u8).add(size_of::<RuntimeAccount>() + old),
+                    0,
+                    len - old,
+                );
+            }
+            (*self.raw).data_len = len as u64;
+        }
+    }
+
+    /// The serialized account this view reads, for building the runtime's
+    /// own structures (`crate::cpi`).
+    #[inline(always)]
+    pub fn raw(&self) -> *mut RuntimeAccount {
+        self.raw
+    }
+
     /// The account's data, writable. The runtime only keeps the changes of
     /// a writable account owned by this program.
     ///
