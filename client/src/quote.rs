@@ -92,27 +92,20 @@ pub fn recommended_crank_fee(
     )
 }
 
-/// A turn's message as the crank sends the quoted run's first turn (the
-/// largest limit and priority price), to ask the cluster its fee; the
+/// A turn's message as the crank sends the quoted run's costliest turn
+/// (the largest limit and priority price), to ask the cluster its fee; the
 /// run's address is a stand-in, which does not change the price.
 pub fn turn_message(
     program: &Pubkey,
     keys: &ModelKeys,
     cranker: &Pubkey,
     q: &Quote,
-    prices: &Prices,
 ) -> Vec<solana_instruction::Instruction> {
-    use curta_core::client::budget::{ramp_lamports, ramp_period, ramp_price};
-    let limit = q.cu_limit_max;
-    let price = match prices.priority_ramp {
-        true => ramp_price(ramp_lamports(0, ramp_period(prices.window)), limit),
-        false => 0,
-    };
     let run = Pubkey::new_from_array([3; 32]);
     crate::plans::turn(
         crate::instructions::turn(program, keys, &run, cranker, &[], Some(0)),
-        limit,
-        price,
+        q.cu_limit_max,
+        q.turn_price_max,
     )
 }
 

@@ -92,6 +92,7 @@ export const EXPORTS = Object.freeze([
   'model_identity',
   'write_chunk',
   'open_steps',
+  'recommended_crank_fee',
 ]);
 
 /**
@@ -138,6 +139,7 @@ export const EXPORTS = Object.freeze([
  * @property {(logs: number, logsLength: number) => number} receipts
  * @property {(artifact: number, artifactLength: number, prompt: number, promptLength: number, setup: number, setupLength: number) => number} quote_run
  * @property {(text: number, textLength: number) => bigint} decimal_q16
+ * @property {(turnMessageFee: bigint) => bigint} recommended_crank_fee
  */
 
 /**
@@ -496,6 +498,17 @@ export class CoreWasm {
       check(this.exports.model_identity(a.pointer, d.pointer, d.length, out.pointer));
       return out.read();
     });
+  }
+
+  /**
+   * The crank fee to offer for turns whose message the cluster prices at
+   * `turnMessageFee` lamports: that fee plus the client core's margin
+   * (core/src/client/budget.rs), so a cranker sending at that price earns
+   * the margin.
+   * @param {bigint} turnMessageFee
+   */
+  recommendedCrankFee(turnMessageFee) {
+    return BigInt.asUintN(64, this.exports.recommended_crank_fee(BigInt.asUintN(64, turnMessageFee)));
   }
 
   /**

@@ -15,7 +15,6 @@ import {
   fetchConfig,
   fetchModel,
   fetchRun,
-  fetchRunAccount,
   followRun,
   initConfig,
   openRun,
@@ -329,8 +328,12 @@ async function showQuote(client, model, input) {
     throw new Error(`Max tokens ${input.maxTokens} is past the model's context of ${model.shape.seqLen} tokens.`);
   }
   setStatus('Quoting…');
-  const q = await quoteRun(client, model.address, runParamsOf(input), { artifact: /** @type {Uint8Array} */ (chain.artifact) });
-  const fund = fundingFor(q, await keyRent(client));
+  const crankers = crankersWanted();
+  const artifact = /** @type {Uint8Array} */ (chain.artifact);
+  let q = await quoteRun(client, model.address, runParamsOf(input), { artifact });
+  const crankFee = crankers ? crankFeeOf(q.recommendedCrankFee) : 0n;
+  if (crankFee > 0n) q = await quoteRun(client, model.address, { ...runParamsOf(input), crankFee }, { artifact });
+  const fund = fundingFor(q, await keyRent(client), crankers);
   setFacts('quote-info', [
     ['turns', `${q.turns} (${q.tokens} tokens)`],
     ['transactions', `${q.transactions} (${q.openTransactions} to open, ${q.turns} turns, 1 to close)`],
@@ -338,6 +341,12 @@ async function showQuote(client, model, input) {
     ['fees', `${sol(q.fees)} (${sol(q.baseFees)} base, ${sol(q.priorityFees)} priority)`],
     ['rent that comes back', sol(q.rent)],
     ['royalty', `${sol(q.royaltyPaid)} (${formatNumber(q.royalty)} lamports a token; escrow ${sol(q.escrow)}, the rest comes back)`],
+    [
+      'crank fee',
+      crankers
+        ? `${formatNumber(q.crankFee)} lamports a turn to whoever sends it: ${sol(q.crankDeposit)} deposited (recommended ${formatNumber(q.recommendedCrankFee)}: ${q.recommendedCrankFeeBasis})`
+        : `none: the session key sends the turns (to let crankers send them, ${formatNumber(q.recommendedCrankFee)} lamports a turn is recommended: ${q.recommendedCrankFeeBasis})`,
+    ],
     ['you approve', `${sol(fund)} to a session key, once; what is left comes back`],
   ]);
   setStatus('Quoted. Nothing has been paid.');
@@ -345,16 +354,37 @@ async function showQuote(client, model, input) {
 }
 
 /**
- * What the wallet sends the session key: the run's fees and deposit, the
- * fee of the transfer back, room for resent turns, and the key's own rent
- * exemption (a fee payer must stay rent-exempt while it holds anything);
- * what is not spent comes back at the end.
+ * What the wallet sends the session key: the run's deposits, the fees it
+ * pays (with crankers, the opening's, the close's and the transfer back's;
+ * else every turn's too, with room for resent turns), and the key's own
+ * rent exemption (a fee payer must stay rent-exempt while it holds
+ * anything); what is not spent comes back at the end.
  * @param {Awaited<ReturnType<typeof quoteRun>>} q
  * @param {bigint} keyRent the cluster's rent exemption for an account of no data
+ * @param {boolean} crankers whether crankers send the turns
  */
-function fundingFor(q, keyRent) {
+function fundingFor(q, keyRent, crankers) {
   const perSignature = q.signatures > 0 ? q.baseFees / BigInt(q.signatures) : 5000n;
+  if (crankers) return q.deposit + perSignature * (2n * BigInt(q.openTransactions) + 2n) + keyRent;
   return q.deposit + q.fees + perSignature + (q.fees + 1n) / 2n + keyRent;
+}
+
+/** Whether the run is left to crankers ("Sign once and let crankers finish"). */
+function crankersWanted() {
+  return /** @type {HTMLInputElement} */ ($('let-crankers')).checked;
+}
+
+/**
+ * The crank fee typed, or the quote's recommendation when none is.
+ * @param {bigint} recommended
+ */
+function crankFeeOf(recommended) {
+  const text = /** @type {HTMLInputElement} */ ($('crank-fee')).value.trim();
+  if (text === '') return recommended;
+  if (!/^\d+$/.test(text) || BigInt(text) < 1n || BigInt(text) >= 1n << 64n) {
+    throw new Error(`The crank fee must be a whole number of lamports from 1 to 2^64 − 1, not "${text}".`);
+  }
+  return BigInt(text);
 }
 
 /** @param {import('@curta/sdk').CurtaClient} client */
@@ -391,9 +421,10 @@ async function generate(page, timing) {
     owner: owner.address,
     run: { prompt: new TextDecoder().decode(input.prompt), maxTokens: input.maxTokens, temperature: input.temperature, seed: String(input.seed) },
     quotedTurns: q.turns,
+    crankFee: String(q.crankFee),
   });
   const sessionKey = await sessionSigner(session);
-  const amount = fundingFor(q, await keyRent(readClient));
+  const amount = fundingFor(q, await keyRent(readClient), q.crankFee > 0n);
   setStatus(`Asking ${chain.signerName} to approve ${sol(amount)} for the session key ${sessionKey.address}…`);
   const wallet = createCurtaClient({ rpc: cluster.rpc, programId: readClient.programId, payer: owner, journal: indexedDbJournal() });
   let funded;
@@ -469,10 +500,15 @@ async function work(page, session, o) {
   let landed = 0;
   const decoder = new TextDecoder();
   let text = '';
+  /** @type {string | null} */
+  let runShown = null;
+  let crankersPaid = 0n;
   const facts = () =>
     setFacts('run-stats', [
       ['where', `on chain, ${cluster.url}`],
       ['session key', key.address],
+      ...(runShown ? /** @type {Array<[string,string]>} */ ([['run', runShown]]) : []),
+      ...(BigInt(session.crankFee ?? '0') > 0n ? /** @type {Array<[string,string]>} */ ([['paid to crankers', sol(crankersPaid)]]) : []),
       ['turns landed', `${landed} of ${quoted} quoted`],
       ['verified', `${$('turns').querySelectorAll('li.verified').length} of ${landed}`],
       ['fees so far', sol(fees)],
@@ -481,52 +517,71 @@ async function work(page, session, o) {
   /** @type {number | null} */
   let lastTokenSeconds = null;
 
+  const crankFee = BigInt(session.crankFee ?? '0');
+  // As openRun deposits it: the fee for each of the quote's turns.
+  const crank = { fee: crankFee, deposit: crankFee * BigInt(quoted) };
   if (session.phase === 'funded' || session.phase === 'created') {
-    setStatus('The session key opens the run…');
-    const opened = await openRun(client, session.model, params);
+    setStatus(crankFee > 0n ? 'The session key opens the run with a deposit for its crankers…' : 'The session key opens the run…');
+    const opened = await openRun(client, session.model, { ...params, crankFee }, { artifact: /** @type {Uint8Array} */ (chain.artifact) });
     fees += opened.summary.fees;
     await updateSession(session, { phase: 'running', runAddress: opened.run });
   }
   const runAddress = session.runAddress ?? (await runAccountSigner(client, session.model, params)).address;
-  // What landed before a reload.
-  const before = await fetchRun(client, runAddress).catch(() => null);
-  if (!before || before.info.turns > 0) {
-    // Turns that landed before the reload (all of them, and the run closed,
-    // when the last load got that far): read back from the chain's history.
-    setStatus("Checking the turns that landed before the reload against the module's replay…");
-    const earlier = await verifyEarlier(client, runAddress, params, before ? before.info.turns : Infinity);
-    landed = earlier.landed;
-    text = decoder.decode(earlier.text, { stream: true });
-    $('output-text').textContent = text;
-  }
-  facts();
-  setProgress('run-progress', landed / quoted, `${landed} of ${quoted} turns landed`);
-  setStatus('The session key cranks the run; each turn is checked against the module’s replay as it lands.');
-  try {
-    if (before) await crankRun(client, runAddress, {
-      artifact: /** @type {Uint8Array} */ (chain.artifact),
-      onTurn: (t) => {
-        landed = t.turn;
-        fees += t.fee;
-        units[t.turn - 1] = t.programCu;
-        drawUnits(/** @type {any} */ ($('cu-plot')), quoted, units);
-        addTurn(t.turn, `turn ${t.turn}: ${formatNumber(t.programCu)} CU, ${t.generated} tokens, receipt equals the replay (state ${t.stateSha256.slice(0, 12)}…)`, 'verified');
-        if (t.text.length > 0) {
-          text += decoder.decode(t.text, { stream: true });
-          $('output-text').textContent = text;
-          if (o.timing) lastTokenSeconds = (performance.now() - o.timing.clicked) / 1000;
-        }
-        setProgress('run-progress', landed / quoted, `${landed} of ${quoted} turns landed`);
-        facts();
-      },
-    });
-  } catch (e) {
-    if (e instanceof CurtaReplayMismatch) {
-      const said = mismatchWords(e, landed + 1);
-      addTurn(said.turn, said.line, 'mismatch');
-      throw new Error(said.words);
+  runShown = runAddress;
+  /** @param {{ turn: number, text: Uint8Array }} t */
+  const showText = (t) => {
+    landed = t.turn;
+    if (t.text.length > 0) {
+      text += decoder.decode(t.text, { stream: true });
+      $('output-text').textContent = text;
+      if (o.timing) lastTokenSeconds = (performance.now() - o.timing.clicked) / 1000;
     }
-    throw e;
+    setProgress('run-progress', landed / quoted, `${landed} of ${quoted} turns landed`);
+    facts();
+  };
+  if (crankFee > 0n) {
+    // Crankers send the turns, paid from the run's deposit: the page only
+    // follows the run's receipts, each checked against the replay.
+    facts();
+    setStatus(`Crankers send the turns (${formatNumber(crankFee)} lamports a turn); each is checked against the module’s replay as it lands.`);
+    await verifyLanded(client, runAddress, params, Infinity, crank, (r) => {
+      crankersPaid += r.crankPaid;
+      showText({ turn: r.turns, text: r.text });
+    });
+  } else {
+    // What landed before a reload.
+    const before = await fetchRun(client, runAddress).catch(() => null);
+    if (!before || before.info.turns > 0) {
+      // Turns that landed before the reload (all of them, and the run closed,
+      // when the last load got that far): read back from the chain's history.
+      setStatus("Checking the turns that landed before the reload against the module's replay…");
+      const earlier = await verifyLanded(client, runAddress, params, before ? before.info.turns : Infinity, crank, null);
+      landed = earlier.landed;
+      text = decoder.decode(earlier.text, { stream: true });
+      $('output-text').textContent = text;
+    }
+    facts();
+    setProgress('run-progress', landed / quoted, `${landed} of ${quoted} turns landed`);
+    setStatus('The session key cranks the run; each turn is checked against the module’s replay as it lands.');
+    try {
+      if (before) await crankRun(client, runAddress, {
+        artifact: /** @type {Uint8Array} */ (chain.artifact),
+        onTurn: (t) => {
+          fees += t.fee;
+          units[t.turn - 1] = t.programCu;
+          drawUnits(/** @type {any} */ ($('cu-plot')), quoted, units);
+          addTurn(t.turn, `turn ${t.turn}: ${formatNumber(t.programCu)} CU, ${t.generated} tokens, receipt equals the replay (state ${t.stateSha256.slice(0, 12)}…)`, 'verified');
+          showText(t);
+        },
+      });
+    } catch (e) {
+      if (e instanceof CurtaReplayMismatch) {
+        const said = mismatchWords(e, landed + 1);
+        addTurn(said.turn, said.line, 'mismatch');
+        throw new Error(said.words);
+      }
+      throw e;
+    }
   }
   text += decoder.decode();
   $('output-text').textContent = text;
@@ -570,14 +625,17 @@ async function giveBack(client, session, runAddress) {
 }
 
 /**
- * The receipts of turns that landed before a reload, read from the chain's
- * logs, each checked against the module's replay of the run from its start.
+ * The receipts of the run's turns as they land (those of an earlier load
+ * too), read from the chain's logs, each checked against the module's
+ * replay of the run from its start.
  * @param {import('@curta/sdk').CurtaClient} client
  * @param {string} runAddress
  * @param {{ prompt: string, maxTokens: number, temperature: string, seed: bigint }} params
- * @param {number} upTo the turns to read (Infinity: to the end of a run already closed)
+ * @param {number} upTo the turns to read (Infinity: to the run's end, or its close)
+ * @param {{ fee: bigint, deposit: bigint }} crank the crank fee and deposit the run was opened with
+ * @param {((r: { turns: number, text: Uint8Array, crankPaid: bigint }) => void) | null} onReceipt each verified receipt as it lands (null: before a reload)
  */
-async function verifyEarlier(client, runAddress, params, upTo) {
+async function verifyLanded(client, runAddress, params, upTo, crank, onReceipt) {
   const model = /** @type {NonNullable<typeof chain.model>} */ (chain.model);
   const replay = await replayFromParams(/** @type {any} */ (client.core), /** @type {Uint8Array} */ (chain.artifact), params.prompt, {
     maxTokens: params.maxTokens,
@@ -588,8 +646,7 @@ async function verifyEarlier(client, runAddress, params, upTo) {
   let landed = 0;
   /** @type {Uint8Array[]} */
   const texts = [];
-  const run = await fetchRunAccount(client, runAddress);
-  const terms = { royalty: model.royalty, crankFee: run.crankFee, crankDeposited: run.crankDeposited };
+  const terms = { royalty: model.royalty, crankFee: crank.fee, crankDeposited: crank.deposit };
   for await (const r of followRun(client, runAddress)) {
     const diffs = receiptDifferences(/** @type {any} */ (client.core), r, replay.steps[r.turns - 1], { run: runAddress, model: model.address, ...terms });
     if (diffs.length > 0) {
@@ -597,9 +654,10 @@ async function verifyEarlier(client, runAddress, params, upTo) {
       addTurn(r.turns, `MISMATCH at turn ${r.turns}: ${d.field}`, 'mismatch');
       throw new Error(`Turn ${r.turns} does not match the module's replay: its ${d.field} is ${d.receipt} on chain, ${d.replay} in the replay.`);
     }
-    addTurn(r.turns, `turn ${r.turns} (before the reload): receipt equals the replay`, 'verified');
+    addTurn(r.turns, `turn ${r.turns}${onReceipt ? ` (sent by a cranker, paid ${r.crankPaid} lamports)` : ' (before the reload)'}: receipt equals the replay`, 'verified');
     landed = r.turns;
     texts.push(r.text);
+    onReceipt?.(r);
     if (r.turns >= upTo) break;
   }
   const text = new Uint8Array(texts.reduce((n, t) => n + t.length, 0));

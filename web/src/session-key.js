@@ -19,6 +19,7 @@ const KEY = 'session';
  * @property {{ prompt: string, maxTokens: number, temperature: string, seed: string }} run
  * @property {'created' | 'funded' | 'running' | 'done'} phase
  * @property {number} quotedTurns the quote's turns, for the progress bar
+ * @property {string} [crankFee] lamports a turn to crankers (decimal); absent or "0": the key cranks
  * @property {string} [fundingSignature]
  * @property {string} [runAddress] once it is opened
  */

@@ -7,7 +7,10 @@ import assert from 'node:assert/strict';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { access } from 'node:fs/promises';
-import { generateKeyPairSigner } from '@solana/kit';
+import { spawn } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { createKeyPairSignerFromBytes, generateKeyPairSigner } from '@solana/kit';
 import { serve } from '../scripts/serve.js';
 import { launchBrowser, pageLog } from './browser.js';
 // The validator as the chain client's own tests start it (free ports, the program preloaded).
@@ -229,5 +232,96 @@ test('on chain: a reload mid-run resumes the same run and pays nothing twice', (
     console.log(`resumed run: ${ok.length} transactions landed, ${failed.length} failed (StaleTurn reorderings)`);
     assert.equal(ok.length, 1 + 1 + REFERENCE.turns + 1 + 1);
     assert.equal((await rpc('getBalance', [sessionKey, { commitment: 'confirmed' }])).value, 0);
+  }),
+);
+
+/** A cranker in a process of its own: the SDK's crankRun, signed by a key of its own. */
+const WORKER = fileURLToPath(new URL('../../sdk/test-support/chain-worker.js', import.meta.url));
+const WASM = fileURLToPath(new URL('../../target/wasm/curta_core.wasm', import.meta.url));
+
+/** A 64-byte Solana keypair (seed, then public key). */
+function keypairBytes() {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const d = Buffer.from(/** @type {string} */ (privateKey.export({ format: 'jwk' }).d), 'base64url');
+  const x = Buffer.from(/** @type {string} */ (publicKey.export({ format: 'jwk' }).x), 'base64url');
+  return Uint8Array.from([...d, ...x]);
+}
+
+/**
+ * The fees `payer` paid for the transactions that name `who` (failed ones
+ * too: a failed transaction pays its fee), and how many of them landed.
+ * @param {string} who
+ * @param {string} [payer] the fee payer counted (default: any)
+ */
+async function feesNaming(who, payer) {
+  const signatures = await rpc('getSignaturesForAddress', [who, { commitment: 'confirmed', limit: 1000 }]);
+  let fees = 0n;
+  let landed = 0;
+  for (const s of signatures) {
+    const tx = await rpc('getTransaction', [s.signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }]);
+    if (payer && tx.transaction.message.accountKeys[0] !== payer) continue;
+    fees += BigInt(tx.meta.fee);
+    if (s.err === null) landed += 1;
+  }
+  return { fees, landed };
+}
+
+test('on chain: sign once and let crankers finish: one approval, a cranker process sends the turns, every turn verified, the wallet pays its fees and the crank fees exactly', () =>
+  withLog(async () => {
+    const FEE = 10_000n;
+    // The reload before left the wallet disconnected.
+    await page.selectOption('#wallet-select', { label: 'Curta Test Wallet' });
+    await page.click('#connect-wallet');
+    await page.locator('#wallet-info', { hasText: `Paying with Curta Test Wallet ${wallet.address}` }).waitFor();
+    await fillRun(page, REFERENCE);
+    await page.check('#let-crankers');
+    await page.fill('#crank-fee', String(FEE));
+    await page.click('#quote');
+    await page.locator('#quote-info dd[data-term="crank fee"]', { hasText: '10,000 lamports a turn' }).waitFor();
+    const signedBefore = wallet.state.signed;
+    const balanceBefore = BigInt((await rpc('getBalance', [wallet.address, { commitment: 'confirmed' }])).value);
+    await page.click('#run-chain');
+    await page.locator('#status', { hasText: 'Crankers send the turns' }).waitFor({ timeout: 120_000 });
+    const run = await fact(page, 'run');
+    const sessionKey = await fact(page, 'session key');
+
+    // The cranker: another key, funded by the faucet, in a process of its own.
+    const bytes = keypairBytes();
+    const cranker = (await createKeyPairSignerFromBytes(bytes)).address;
+    await rpc('requestAirdrop', [cranker, 10_000_000_000]);
+    for (let i = 0; i < 100 && (await rpc('getBalance', [cranker, { commitment: 'confirmed' }])).value === 0; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const crankerBefore = BigInt((await rpc('getBalance', [cranker, { commitment: 'confirmed' }])).value);
+    const job = { action: 'crank', url: localnet.url, programId, payer: Array.from(bytes), journalDir: join(SHOTS, `cranker-${Date.now()}`), wasm: WASM, run, window: 8 };
+    const child = spawn(process.execPath, [WORKER, JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let said = '';
+    child.stdout.on('data', (d) => (said += d));
+    child.stderr.on('data', (d) => (said += d));
+    const exited = new Promise((resolve) => child.on('close', resolve));
+    await chainDone();
+    assert.equal(await exited, 0, said);
+    await page.screenshot({ path: join(SHOTS, 'chain-crankers.png'), fullPage: true });
+
+    assert.equal(await page.locator('#output-text').innerText(), REFERENCE.text);
+    assert.equal(await page.locator('#turns li.verified').count(), REFERENCE.turns);
+    assert.equal(await page.locator('#turns li.mismatch').count(), 0);
+    assert.equal(wallet.state.signed - signedBefore, 1, 'the wallet signs one transaction');
+    const paid = FEE * BigInt(REFERENCE.turns);
+    assert.equal(await fact(page, 'paid to crankers'), `${Number(paid) / 1e9} SOL`);
+
+    // Every transaction of the wallet's and the session key's since: the
+    // funding, the opening, the close and the transfer back. The wallet
+    // owns the model, so the royalty comes back to it.
+    const { fees, landed } = await feesNaming(sessionKey);
+    assert.equal(landed, 4, 'funded, opened, closed, swept');
+    const balanceAfter = BigInt((await rpc('getBalance', [wallet.address, { commitment: 'confirmed' }])).value);
+    assert.equal(balanceBefore - balanceAfter, fees + paid, 'the wallet paid the fees and the crank fees, no more');
+    assert.equal((await rpc('getBalance', [sessionKey, { commitment: 'confirmed' }])).value, 0);
+    // The cranker earned the fee of every turn, less its own fees.
+    const crankerFees = (await feesNaming(cranker, cranker)).fees;
+    const crankerAfter = BigInt((await rpc('getBalance', [cranker, { commitment: 'confirmed' }])).value);
+    assert.equal(crankerAfter - crankerBefore, paid - crankerFees, 'the cranker earned every fee, less its own fees');
+    console.log(`crankers mode: the wallet paid ${fees} in fees and ${paid} in crank fees; the cranker earned ${paid} for ${crankerFees} in fees`);
   }),
 );

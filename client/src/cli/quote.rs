@@ -182,7 +182,7 @@ pub async fn run(
             .rent(quote::account_len(&a, &params.as_run_params())?)
             .await?;
         let q = quote::quote(&a, &params.as_run_params(), &p, rent)?;
-        let turn = quote::turn_message(&c.program_id, &m.keys, &c.payer_key(), &q, &p);
+        let turn = quote::turn_message(&c.program_id, &m.keys, &c.payer_key(), &q);
         let turn_fee = c.fee_for(&turn).await?;
         Quoted {
             recommended_crank_fee: quote::recommended_crank_fee(

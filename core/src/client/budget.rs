@@ -23,7 +23,11 @@ pub const CRANK_FEE_MARGIN_QUARTERS: u64 = 1;
 /// SIMD-0553 2,500 plus half a lamport per requested unit): that fee plus
 /// the margin, so a cranker sending it at that price earns the margin.
 pub fn recommended_crank_fee(turn_message_fee: u64) -> u64 {
-    turn_message_fee.saturating_add((turn_message_fee * CRANK_FEE_MARGIN_QUARTERS).div_ceil(4))
+    turn_message_fee.saturating_add(
+        turn_message_fee
+            .saturating_mul(CRANK_FEE_MARGIN_QUARTERS)
+            .div_ceil(4),
+    )
 }
 
 /// The compute-unit limit a turn asks for: the planner's estimate plus the
@@ -119,6 +123,15 @@ pub fn priority_fee(micro_lamports_per_cu: u64, cu_limit: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_recommended_crank_fee_is_a_turns_fee_and_a_quarter() {
+        // Today: a signature and the ramp's first priority fee.
+        assert_eq!(recommended_crank_fee(5_256), 6_570);
+        // SIMD-0553: 2,500 and half a lamport per requested unit.
+        assert_eq!(recommended_crank_fee(2_500 + 1_350_300 / 2 + 256), 847_383);
+        assert_eq!(recommended_crank_fee(u64::MAX), u64::MAX);
+    }
 
     #[test]
     fn limits_ask_for_the_estimate_plus_the_budget_instructions() {

@@ -39,8 +39,11 @@ pub struct Quote {
     pub cu_per_turn: Vec<u32>,
     pub base_fees: u64,
     pub priority_fees: u64,
-    /// The most priority fee one turn pays (the ramp's first turn).
+    /// The most priority fee one turn pays (the ramp's first turn), and
+    /// its price in micro-lamports per compute unit: with `cu_limit_max`,
+    /// the costliest turn's message, which a host prices on its cluster.
     pub turn_priority_fee_max: u64,
+    pub turn_price_max: u64,
     /// The run account's size and rent (returned when it is closed).
     pub account_len: usize,
     pub rent: u64,
@@ -113,11 +116,15 @@ pub fn quote(artifact: &[u8], params: &RunParams, prices: &Prices) -> Result<Quo
     };
     let limits = prices.crank.limits.limits(&r.steps);
     let period = ramp_period(prices.crank.window);
-    let turn_priority_fees: Vec<u64> = match prices.crank.priority_ramp {
+    // Each turn's price (micro-lamports per unit) and priority fee.
+    let ramp: Vec<(u64, u64)> = match prices.crank.priority_ramp {
         true => limits
             .iter()
             .zip(&r.steps)
-            .map(|(&l, s)| priority_fee(ramp_price(ramp_lamports(s.turns_before, period), l), l))
+            .map(|(&l, s)| {
+                let price = ramp_price(ramp_lamports(s.turns_before, period), l);
+                (price, priority_fee(price, l))
+            })
             .collect(),
         false => Vec::new(),
     };
@@ -138,8 +145,9 @@ pub fn quote(artifact: &[u8], params: &RunParams, prices: &Prices) -> Result<Quo
         cu_limit_max: limits.iter().copied().max().unwrap_or(0),
         cu_per_turn: r.steps.iter().map(|s| s.estimated_cu).collect(),
         base_fees: signatures * prices.lamports_per_signature,
-        priority_fees: turn_priority_fees.iter().sum(),
-        turn_priority_fee_max: turn_priority_fees.iter().copied().max().unwrap_or(0),
+        priority_fees: ramp.iter().map(|&(_, fee)| fee).sum(),
+        turn_priority_fee_max: ramp.iter().map(|&(_, fee)| fee).max().unwrap_or(0),
+        turn_price_max: ramp.iter().map(|&(price, _)| price).max().unwrap_or(0),
         account_len,
         rent: prices.rent,
         escrow: prices.royalty.saturating_mul(params.max_tokens as u64),

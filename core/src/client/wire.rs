@@ -366,7 +366,7 @@ pub fn quote_setup(v: &Value) -> Result<(Prices, u32, u32, u64), String> {
 /// A quote: `turns`, `turnsAtMost`, `tokens`, `openTransactions`,
 /// `transactions`, `signatures`, `cuRequested`, `cuEstimated` (u64),
 /// `cuLimitMax`, `cuPerTurn`, `baseFees`, `priorityFees`,
-/// `turnPriorityFeeMax`, `fees`,
+/// `turnPriorityFeeMax`, `turnPriceMax`, `fees`,
 /// `accountLength`, `rent`, `escrow`, `royaltyPaid`, `crankFee`,
 /// `crankDeposit`, `deposit` (u64), `text` (base64).
 pub fn quote(q: &Quote) -> String {
@@ -384,6 +384,7 @@ pub fn quote(q: &Quote) -> String {
         .big("baseFees", q.base_fees)
         .big("priorityFees", q.priority_fees)
         .big("turnPriorityFeeMax", q.turn_priority_fee_max)
+        .big("turnPriceMax", q.turn_price_max)
         .big("fees", q.fees())
         .big("accountLength", q.account_len as u64)
         .big("rent", q.rent)

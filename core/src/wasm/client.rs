@@ -16,6 +16,8 @@
 //! - `crank_free(handle)`.
 //! - `receipts(logs, logs_length)`: `{"programId", "logs"}` in, the turn
 //!   receipts that program's own invocation logged out, as an array.
+//! - `recommended_crank_fee(turn_message_fee)`: the crank fee to offer
+//!   (`client::budget`); no JSON.
 //! - `decimal_q16(text, text_length)`: a decimal temperature with 16
 //!   fractional bits (`client::params::decimal_q16`), or `u64::MAX` for
 //!   text that is not one; no JSON.
@@ -354,6 +356,13 @@ pub unsafe extern "C" fn model_identity(
         Ok(())
     };
     super::status(run())
+}
+
+/// The crank fee to offer for turns whose message the cluster prices at
+/// `turn_message_fee` lamports (`client::budget::recommended_crank_fee`).
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub extern "C" fn recommended_crank_fee(turn_message_fee: u64) -> u64 {
+    crate::client::budget::recommended_crank_fee(turn_message_fee)
 }
 
 /// The most weight bytes one `write` transaction carries, the owner

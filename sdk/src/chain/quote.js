@@ -5,6 +5,7 @@
 // them and the cluster's fee and rent.
 
 import { generateKeyPairSigner } from '@solana/kit';
+import { getSetComputeUnitLimitInstruction, getSetComputeUnitPriceInstruction } from '@solana-program/compute-budget';
 import { getCreateAccountInstruction } from '@solana-program/system';
 
 import { RUN_HEADER_LEN } from './accounts.js';
@@ -15,7 +16,8 @@ import { checkArtifact, fetchArtifact } from './models.js';
 import { checkAllowance } from './replay.js';
 import { rentFor } from './rent.js';
 import { openTransactions, runParams } from './runs.js';
-import { lamportsPerSignature } from './transactions.js';
+import * as ix from './instructions.js';
+import { feeForMessage, lamportsPerSignature } from './transactions.js';
 
 /**
  * A run's cost.
@@ -43,6 +45,9 @@ import { lamportsPerSignature } from './transactions.js';
  * @property {bigint} crankFee lamports each turn pays its sender
  * @property {bigint} crankDeposit crankFee x turns, put in the run for its crankers (the rest comes back)
  * @property {bigint} turnPriorityFeeMax the most priority fee one turn pays
+ * @property {bigint} turnFee the cluster's fee for the costliest turn's message (getFeeForMessage)
+ * @property {bigint} recommendedCrankFee that fee plus the client core's margin: what to offer crankers a turn
+ * @property {string} recommendedCrankFeeBasis what the recommendation is based on, in words
  * @property {bigint} deposit rent + escrow + crank deposit, what opening puts in the run
  * @property {Uint8Array} text the text the run will generate
  */
@@ -85,6 +90,24 @@ export async function quoteRun(client, modelAddress, params, options = {}) {
     cuLimit: options.cuLimit ?? 'uniform',
     priorityRamp: options.priorityRamp ?? true,
   });
+  // The costliest turn's message, priced by the cluster (stand-in run):
+  // the recommended crank fee is that plus the core's margin.
+  const turn = [
+    getSetComputeUnitLimitInstruction({ units: q.cuLimitMax }),
+    ...(BigInt(q.turnPriceMax) > 0n ? [getSetComputeUnitPriceInstruction({ microLamports: BigInt(q.turnPriceMax) })] : []),
+    ix.turn(client.programId, {
+      config: model.config,
+      model: /** @type {any} */ (modelAddress),
+      run: standIn.address,
+      owner: model.owner,
+      sectionZero: /** @type {any} */ (model.sections[0].weight),
+      cranker: client.payer,
+      weights: [],
+      expectedTurns: 0,
+    }),
+  ];
+  const turnFee = await feeForMessage(client, turn);
+  const recommendedCrankFee = core.recommendedCrankFee(turnFee);
   return {
     turns: Number(q.turns),
     turnsAtMost: Number(q.turnsAtMost),
@@ -109,6 +132,9 @@ export async function quoteRun(client, modelAddress, params, options = {}) {
     crankFee: BigInt(q.crankFee),
     crankDeposit: BigInt(q.crankDeposit),
     turnPriorityFeeMax: BigInt(q.turnPriorityFeeMax),
+    turnFee,
+    recommendedCrankFee,
+    recommendedCrankFeeBasis: `the cluster's fee for a turn's message, ${turnFee} lamports, plus ${((recommendedCrankFee - turnFee) * 100n) / (turnFee || 1n)}%`,
     deposit: BigInt(q.deposit),
     text: fromBase64(q.text),
   };

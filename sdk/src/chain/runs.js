@@ -120,9 +120,10 @@ export function openTransactions(client, model, run, p, crank, create) {
  * @param {import('./client.js').CurtaClient} client
  * @param {string} modelAddress
  * @param {RunParams} params
+ * @param {{ artifact?: Uint8Array }} [options] the model's weights, to price the crank deposit without fetching them
  * @returns {Promise<Opened>}
  */
-export async function openRun(client, modelAddress, params) {
+export async function openRun(client, modelAddress, params, options = {}) {
   const secret = requireSecret(client, 'openRun');
   const core = requireCore(client, 'openRun');
   await settle(client);
@@ -135,7 +136,7 @@ export async function openRun(client, modelAddress, params) {
   const escrow = model.royalty * BigInt(p.maxTokens);
   const rent = await rentFor(client, length);
   const fee = BigInt(params.crankFee ?? 0);
-  const crank = fee > 0n ? { fee, deposit: (await quoteRun(client, modelAddress, params)).crankDeposit } : { fee: 0n, deposit: 0n };
+  const crank = fee > 0n ? { fee, deposit: (await quoteRun(client, modelAddress, params, options)).crankDeposit } : { fee: 0n, deposit: 0n };
   const summary = emptySummary();
   /** @type {Opened} */
   const out = { run: run.address, openedNow: true, accountLength: length, deposit: rent + escrow + crank.deposit, escrow, crank, transactions: 0, summary };

@@ -88,16 +88,27 @@ export async function latestBlockhash(client, fresh = false) {
 }
 
 /**
+ * What the cluster charges for a transaction of `instructions` paid by the
+ * client's payer alone (its own schedule: signatures, priority, and
+ * whatever else it prices, such as SIMD-0553's requested compute units).
+ * @param {CurtaClient} client
+ * @param {Instruction[]} instructions
+ */
+export async function feeForMessage(client, instructions) {
+  const m = message(client, instructions, await latestBlockhash(client));
+  const bytes = getCompiledTransactionMessageEncoder().encode(compileTransactionMessage(m));
+  const { value } = await client.rpc.getFeeForMessage(/** @type {any} */ (toBase64(new Uint8Array(bytes))), { commitment: client.commitment }).send();
+  if (value === null) throw new Error('the cluster priced no fee for a message with a fresh blockhash');
+  return BigInt(value);
+}
+
+/**
  * The fee of one signature, from the cluster.
  * @param {CurtaClient} client
  */
 export async function lamportsPerSignature(client) {
   if (client.cache.lamportsPerSignature !== undefined) return client.cache.lamportsPerSignature;
-  const m = message(client, [], await latestBlockhash(client));
-  const bytes = getCompiledTransactionMessageEncoder().encode(compileTransactionMessage(m));
-  const { value } = await client.rpc.getFeeForMessage(/** @type {any} */ (toBase64(new Uint8Array(bytes))), { commitment: client.commitment }).send();
-  if (value === null) throw new Error('the cluster priced no fee for a message with a fresh blockhash');
-  client.cache.lamportsPerSignature = BigInt(value);
+  client.cache.lamportsPerSignature = await feeForMessage(client, []);
   return client.cache.lamportsPerSignature;
 }
 
