@@ -271,6 +271,30 @@ fn a_program_asks_for_a_story_and_paid_crankers_finish_it() {
     ]));
     let free_run = free["run"].as_str().expect("run").to_string();
 
+    // A run opened from the command line for crankers to finish.
+    let (cli_user, cli_key) = funded(&curta, &dir, "cli-user");
+    let cli_before = balance(&net.rpc, &cli_key.pubkey());
+    let fee = FEE.to_string();
+    let opened = ok(cli_user.json(&[
+        "generate",
+        "--no-crank",
+        "--model",
+        &model.to_string(),
+        "--prompt",
+        "Once upon a time",
+        "--max-tokens",
+        "8",
+        "--temperature",
+        "0.8",
+        "--seed",
+        "3",
+        "--crank-fee",
+        &fee,
+    ]));
+    let cli_run: Pubkey = opened["run"].as_str().expect("run").parse().unwrap();
+    assert_eq!(n(&opened, "crank_fee"), FEE, "{opened}");
+    let cli_turns = n(&opened, "crank_deposit") / FEE;
+
     // One user, one transaction; one cranker, a separate process.
     let (_, user) = funded(&curta, &dir, "user");
     let user_before = balance(&net.rpc, &user.pubkey());
@@ -293,8 +317,8 @@ fn a_program_asks_for_a_story_and_paid_crankers_finish_it() {
         "the fee-less run: {pass}"
     );
     let turns = asked.replay.steps.len() as u64;
-    assert_eq!(n(&pass, "turns"), turns, "{pass}");
-    assert_eq!(n(&pass, "earned"), FEE * turns, "{pass}");
+    assert_eq!(n(&pass, "turns"), turns + cli_turns, "{pass}");
+    assert_eq!(n(&pass, "earned"), FEE * (turns + cli_turns), "{pass}");
     let (earned, fees) = (n(&pass, "earned"), n(&pass, "fees"));
     assert_eq!(
         balance(&net.rpc, &a_key.pubkey()) as i128 - a_before as i128,
@@ -302,15 +326,34 @@ fn a_program_asks_for_a_story_and_paid_crankers_finish_it() {
         "the cranker's change is what it earned less its fees"
     );
     eprintln!(
-        "cranker A: {turns} turns, earned {earned}, spent {fees} in fees: {} a turn",
-        (earned as i128 - fees as i128) / turns as i128
+        "cranker A: {} turns, earned {earned}, spent {fees} in fees: {} a turn",
+        turns + cli_turns,
+        (earned as i128 - fees as i128) / (turns + cli_turns) as i128
+    );
+    // The command line's run, closed by its opener: it paid its two
+    // transactions' fees, the royalty and the crank fees, no more.
+    let data = net.rpc.get_account_data(&cli_run).expect("the run");
+    let r = curta_core::protocol::RunAccount(&data);
+    assert!(curta_core::StateInfo::read(r.state()).unwrap().complete);
+    let (royalty_paid, crank_paid) = (r.paid(), r.crank_paid());
+    assert_eq!(crank_paid, FEE * cli_turns);
+    ok(cli_user.json(&["run", "close", &cli_run.to_string()]));
+    // A one-signature message's fee: what closing cost the opener.
+    let blockhash = net.rpc.get_latest_blockhash().expect("blockhash");
+    let mut one = Transaction::new_with_payer(&[], Some(&cli_key.pubkey())).message;
+    one.recent_blockhash = blockhash;
+    let close_fee = net.rpc.get_fee_for_message(&one).expect("fee");
+    assert_eq!(
+        cli_before - balance(&net.rpc, &cli_key.pubkey()),
+        n(&opened, "fees") + close_fee + royalty_paid + crank_paid,
+        "the command line's opener paid its fees, the royalty and the crank fees"
     );
     net.fulfill(&asked, &fulfiller, user_before);
     let generated = asked.replay.steps.last().unwrap().generated as u64;
     assert_eq!(
         balance(&net.rpc, &owner) - owner_before,
-        ROYALTY * generated,
-        "the owner was paid the royalty"
+        ROYALTY * generated + royalty_paid,
+        "the owner was paid the royalty of both runs"
     );
     let s = ok(curta.json(&["run", "show", &free_run]));
     assert_eq!(s["turns"], 0, "the fee-less run was left alone: {s}");
