@@ -191,9 +191,13 @@ pub struct RunView {
     pub deposited: u64,
     pub escrow: u64,
     pub paid: u64,
+    /// The crank fee, its deposit, and what turns' senders were paid.
+    pub crank: CrankFee,
+    pub crank_paid: u64,
     pub prompt: Vec<u8>,
     pub max_tokens: u32,
     pub temperature_q16: u32,
+    /// The seed the opener chose (not the sampler's running state).
     pub seed: u64,
     pub info: StateInfo,
     pub text: Vec<u8>,
@@ -230,10 +234,15 @@ pub async fn show(cluster: &Cluster, run_key: &Pubkey) -> Result<(RunView, Model
         deposited: r.deposited(),
         escrow: r.escrow(),
         paid: r.paid(),
+        crank: CrankFee {
+            fee: r.crank_fee(),
+            deposit: r.crank_deposited(),
+        },
+        crank_paid: r.crank_paid(),
         prompt: state[layout.prompt..layout.prompt + h.prompt_len as usize].to_vec(),
         max_tokens: h.max_tokens,
         temperature_q16: h.temperature,
-        seed: h.seed,
+        seed: r.seed(),
         info: StateInfo::read(state)?,
         text: output_text(model.config, state).to_vec(),
     };

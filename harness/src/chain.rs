@@ -624,6 +624,7 @@ pub fn preloaded_run(keys: &ModelKeys, opener: &Pubkey, cfg: &Config, state: &[u
         crank_deposited: 0,
         tokens_at: (run::HEADER_LEN + layout.output_tokens) as u32,
         text_at: (run::HEADER_LEN + layout.output_text) as u32,
+        seed: h.seed,
     });
     data.extend_from_slice(state);
     program_account(data)

@@ -292,6 +292,13 @@ fn a_program_asks_for_a_story_and_paid_crankers_finish_it() {
         &fee,
     ]));
     let cli_run: Pubkey = opened["run"].as_str().expect("run").parse().unwrap();
+    // What the opener chose, not the sampler's running state.
+    let shown = ok(curta.json(&["run", "show", &cli_run.to_string()]));
+    assert_eq!(
+        (n(&shown, "seed"), n(&shown, "crank_fee")),
+        (3, FEE),
+        "{shown}"
+    );
     assert_eq!(n(&opened, "crank_fee"), FEE, "{opened}");
     let cli_turns = n(&opened, "crank_deposit") / FEE;
 
@@ -336,6 +343,9 @@ fn a_program_asks_for_a_story_and_paid_crankers_finish_it() {
     let r = curta_core::protocol::RunAccount(&data);
     assert!(curta_core::StateInfo::read(r.state()).unwrap().complete);
     let (royalty_paid, crank_paid) = (r.paid(), r.crank_paid());
+    let shown = ok(curta.json(&["run", "show", &cli_run.to_string()]));
+    assert_eq!(n(&shown, "seed"), 3, "after its turns too: {shown}");
+    assert_eq!(n(&shown, "crank_paid"), crank_paid, "{shown}");
     assert_eq!(crank_paid, FEE * cli_turns);
     ok(cli_user.json(&["run", "close", &cli_run.to_string()]));
     // A one-signature message's fee: what closing cost the opener.

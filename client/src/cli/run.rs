@@ -145,6 +145,9 @@ impl Outcome for RunView {
             "deposited": self.deposited,
             "escrow": self.escrow,
             "paid": self.paid,
+            "crank_fee": self.crank.fee,
+            "crank_deposit": self.crank.deposit,
+            "crank_paid": self.crank_paid,
             "prompt": String::from_utf8_lossy(&self.prompt),
             "max_tokens": self.max_tokens,
             "temperature_q16": self.temperature_q16,
@@ -161,8 +164,9 @@ impl Outcome for RunView {
 
     fn text(&self) -> String {
         format!(
-            "run: {}\nmodel: {}\nopener: {}\n{}: {}, {} of {} tokens\nprompt: {:?}\ntext: \
-             {:?}\nroyalty: {} lamports per token; {} paid, {} escrowed\n",
+            "run: {}\nmodel: {}\nopener: {}\n{}: {}, {} of {} tokens\nprompt: {:?}\n\
+             temperature: {}, seed: {}\ntext: {:?}\nroyalty: {} lamports per token; {} paid, {} \
+             escrowed\n{}",
             self.run,
             self.model,
             self.opener,
@@ -175,10 +179,21 @@ impl Outcome for RunView {
             self.info.generated,
             self.max_tokens,
             String::from_utf8_lossy(&self.prompt),
+            params::temperature_text(self.temperature_q16),
+            self.seed,
             String::from_utf8_lossy(&self.text),
             self.royalty,
             sol(self.paid),
-            sol(self.escrow)
+            sol(self.escrow),
+            match self.crank.fee {
+                0 => String::new(),
+                fee => format!(
+                    "crank fee: {} lamports a turn; {} paid of {} deposited\n",
+                    thousands(fee),
+                    sol(self.crank_paid),
+                    sol(self.crank.deposit)
+                ),
+            }
         )
     }
 }

@@ -107,6 +107,7 @@ mod tests {
             crank_deposited: 7,
             tokens_at: 8,
             text_at: 9,
+            seed: 10,
         };
         for fill in [0u8, 0xff] {
             let mut c = [fill; config::LEN];

@@ -29,6 +29,9 @@ pub const CRANK_PAID: usize = 152;
 /// output text: written at opening, so a reader needs no model to find them.
 pub const TOKENS_AT: usize = 160;
 pub const TEXT_AT: usize = 164;
+/// The sampler's seed as the opener chose it (the state's seed field is
+/// the sampler's running state).
+pub const SEED: usize = 168;
 pub const HEADER_LEN: usize = 256;
 /// Where the state keeps the prompt (its first buffer), and where
 /// `write_prompt` stages it before `open_run`.
@@ -77,6 +80,11 @@ impl<'a> RunAccount<'a> {
     #[inline(always)]
     pub fn model_identity(&self) -> &'a Address {
         address(self.0, MODEL_IDENTITY)
+    }
+    /// The seed the opener chose.
+    #[inline(always)]
+    pub fn seed(&self) -> u64 {
+        read_u64(self.0, SEED)
     }
     #[inline(always)]
     pub fn crank_fee(&self) -> u64 {
@@ -245,6 +253,8 @@ pub struct RunInit<'a> {
     /// Account offsets of the output token ids and text (`TOKENS_AT`).
     pub tokens_at: u32,
     pub text_at: u32,
+    /// The seed the opener chose.
+    pub seed: u64,
 }
 
 impl<'a> RunAccountMut<'a> {
@@ -266,6 +276,7 @@ impl<'a> RunAccountMut<'a> {
         write_u64(d, CRANK_DEPOSITED, r.crank_deposited);
         write_u32(d, TOKENS_AT, r.tokens_at);
         write_u32(d, TEXT_AT, r.text_at);
+        write_u64(d, SEED, r.seed);
     }
     /// Records a crank fee paid: the total paid to senders after it.
     #[inline(always)]
@@ -365,6 +376,12 @@ pub const SCHEMA: AccountSchema = AccountSchema {
             name: "textAt",
             ty: Ty::U32,
             docs: &["Account offset of the output text (state field `text_len` bytes)."],
+        },
+        Field {
+            at: SEED,
+            name: "seed",
+            ty: Ty::U64,
+            docs: &["The sampler's seed as the opener chose it (the state's seed field is the sampler's running state)."],
         },
         Field {
             at: HEADER_LEN,

@@ -249,6 +249,7 @@ fn read_all(data: &mut [u8], s: &mut Source) {
             crank_deposited: s.u64(),
             tokens_at: s.u32(),
             text_at: s.u32(),
+            seed: s.u64(),
         });
         let _ = state.len();
         let r = RunAccount::read(data).expect("a run written stays a run");

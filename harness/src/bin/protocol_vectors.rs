@@ -435,6 +435,7 @@ fn main() {
             crank_deposited: 100_000,
             tokens_at: 0x0203_0405,
             text_at: 0x0607_0809,
+            seed: 0x0a0b_0c0d_0e0f_1012,
         });
         r.set_payments(13_000, 7_000);
         r.set_crank_paid(35_000);
@@ -455,6 +456,7 @@ fn main() {
             "crankPaid": "35000",
             "tokensAt": 0x0203_0405,
             "textAt": 0x0607_0809,
+            "seed": u64s(0x0a0b_0c0d_0e0f_1012),
             "state": hex(&state),
         },
         "data": hex(&run_data),

@@ -117,6 +117,7 @@ pub fn open_run(program_id: &Address, accounts: &[AccountView], ix: &OpenRun) ->
         crank_deposited: ix.crank_deposit,
         tokens_at: (run::HEADER_LEN + layout.output_tokens) as u32,
         text_at: (run::HEADER_LEN + layout.output_text) as u32,
+        seed: ix.seed,
     });
     Ok(())
 }

@@ -185,6 +185,7 @@ export function decodeWeightAccount(data, where) {
  * @property {bigint} crankPaid crank fees paid so far
  * @property {number} tokensAt account offset of the generated token ids
  * @property {number} textAt account offset of the output text
+ * @property {bigint} seed the sampler's seed as the opener chose it
  * @property {Uint8Array} state the core state (docs/state.md)
  */
 
@@ -209,6 +210,7 @@ export function decodeRunAccount(data, where) {
     crankPaid: r.crankPaid,
     tokensAt: r.tokensAt,
     textAt: r.textAt,
+    seed: r.seed,
     state: data.slice(RUN_HEADER_LEN),
   };
 }

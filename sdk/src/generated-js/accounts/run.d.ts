@@ -10,7 +10,7 @@ export declare const RUN_DISCRIMINATOR: ReadonlyUint8Array;
 export declare function getRunDiscriminatorBytes(): ReadonlyUint8Array;
 /**
  * A run (`CURTARN1`, 256 + `state_size`): a 256-byte header, then the core state (`state.md`).
- * Bytes 168 to 256 are zero.
+ * Bytes 176 to 256 are zero.
  */
 export type Run = {
     /** The account's tag, `CURTARN1`: a Run account. */
@@ -39,6 +39,8 @@ export type Run = {
     tokensAt: number;
     /** Account offset of the output text (state field `text_len` bytes). */
     textAt: number;
+    /** The sampler's seed as the opener chose it (the state's seed field is the sampler's running state). */
+    seed: bigint;
     /** The core state (`state.md`), from offset 256 to the end. */
     state: ReadonlyUint8Array;
 };
@@ -67,6 +69,8 @@ export type RunArgs = {
     tokensAt: number;
     /** Account offset of the output text (state field `text_len` bytes). */
     textAt: number;
+    /** The sampler's seed as the opener chose it (the state's seed field is the sampler's running state). */
+    seed: number | bigint;
     /** The core state (`state.md`), from offset 256 to the end. */
     state: ReadonlyUint8Array;
 };

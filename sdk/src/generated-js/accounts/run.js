@@ -28,7 +28,8 @@ export function getRunEncoder() {
         ["crankPaid", getU64Encoder()],
         ["tokensAt", getU32Encoder()],
         ["textAt", getU32Encoder()],
-        ["state", padLeftEncoder(getBytesEncoder(), 88)],
+        ["seed", getU64Encoder()],
+        ["state", padLeftEncoder(getBytesEncoder(), 80)],
     ]), (value) => ({ ...value, discriminator: RUN_DISCRIMINATOR }));
 }
 /** Gets the decoder for {@link Run} account data. */
@@ -47,7 +48,8 @@ export function getRunDecoder() {
         ["crankPaid", getU64Decoder()],
         ["tokensAt", getU32Decoder()],
         ["textAt", getU32Decoder()],
-        ["state", padLeftDecoder(getBytesDecoder(), 88)],
+        ["seed", getU64Decoder()],
+        ["state", padLeftDecoder(getBytesDecoder(), 80)],
     ]);
 }
 /** Gets the codec for {@link Run} account data. */
