@@ -31,6 +31,11 @@ fn turns_of(s: &RunSpec) -> u64 {
 
 /// Creates and opens a run paying `crank`, escrowing every token's royalty.
 async fn open_paying(e: &mut Env, s: &RunSpec, crank: &CrankFee) -> Pubkey {
+    open_measured(e, s, crank).await.0
+}
+
+/// `open_paying`, and the compute units `open_run` took.
+async fn open_measured(e: &mut Env, s: &RunSpec, crank: &CrankFee) -> (Pubkey, u64) {
     let opener = e.opener.insecure_clone();
     let (keys, cfg) = (e.keys.clone(), e.cfg);
     let escrow = ROYALTY * s.max_tokens as u64;
@@ -39,7 +44,7 @@ async fn open_paying(e: &mut Env, s: &RunSpec, crank: &CrankFee) -> Pubkey {
         .open_run(&keys, &cfg, s, &opener, escrow, crank)
         .await;
     assert_eq!(out.result, Ok(()), "open_run: {:#?}", out.logs);
-    run_key
+    (run_key, out.program_cu)
 }
 
 /// A funded wallet to crank with.
@@ -299,13 +304,10 @@ async fn what_a_fee_costs_a_turn_in_compute_units() {
     let mut e = env().await;
     let s = spec(b"Once upon a time", 2, 0, 0);
     let crank = CrankFee::for_turns(FEE, turns_of(&s));
-    let paying = open_paying(&mut e, &s, &crank).await;
-    let free = open_paying(
-        &mut e,
-        &spec(b"Once upon a time", 2, 0, 1),
-        &CrankFee::default(),
-    )
-    .await;
+    let (paying, paying_cu) = open_measured(&mut e, &s, &crank).await;
+    let free_spec = spec(b"Once upon a time", 2, 0, 1);
+    let (free, free_cu) = open_measured(&mut e, &free_spec, &CrankFee::default()).await;
+    println!("open_run, a 16-byte prompt and 2 tokens: {paying_cu} compute units with a crank fee, {free_cu} without");
     let cranker = wallet(&mut e).await;
     let (keys, cfg) = (e.keys.clone(), e.cfg);
     let mut added = vec![];
