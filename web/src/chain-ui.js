@@ -126,8 +126,15 @@ export function setupChain(page) {
 
   $('run-chain').addEventListener('click', () => page.guarded(() => generate(page, { clicked: performance.now() })));
 
-  $('give-back').addEventListener('click', () =>
-    page.guarded(async () => {
+  $('give-back').addEventListener('click', () => {
+    // A run going in this page: stop it there; its task closes the run
+    // and sends everything back.
+    if (running) {
+      setStatus('Stopping: no more turns are sent; the run is closed and what is left sent back…');
+      running.abort(new Error('stopped'));
+      return;
+    }
+    void page.guarded(async () => {
       const session = await savedSession();
       if (!session) throw new Error('There is no session key in this browser: nothing to send back.');
       /** @type {HTMLInputElement} */ ($('cluster')).value = session.cluster;
@@ -136,8 +143,8 @@ export function setupChain(page) {
       const client = createCurtaClient({ rpc: cluster.rpc, programId: session.programId, payer: key, secret: session.seed, core: await page.corePromise, journal: indexedDbJournal() });
       const back = await giveBack(client, session, session.runAddress);
       setStatus(`The session key ${key.address} sent ${sol(back.sent)} back to ${session.owner}; its run is closed.`);
-    }),
-  );
+    });
+  });
 
   // A session left by an earlier load: resume it (nothing is paid twice:
   // the run account and every transaction in flight are found again).
@@ -347,25 +354,31 @@ async function showQuote(client, model, input) {
         ? `${formatNumber(q.crankFee)} lamports a turn to whoever sends it: ${sol(q.crankDeposit)} deposited (recommended ${formatNumber(q.recommendedCrankFee)}: ${q.recommendedCrankFeeBasis})`
         : `none: the session key sends the turns (to let crankers send them, ${formatNumber(q.recommendedCrankFee)} lamports a turn is recommended: ${q.recommendedCrankFeeBasis})`,
     ],
-    ['you approve', `${sol(fund)} to a session key, once; what is left comes back`],
+    [
+      'you approve',
+      crankers
+        ? `one transaction: the run's ${sol(q.deposit)} (rent, escrow and crank deposit) and ${sol(fund)} for a session key that closes it; what is left comes back`
+        : `${sol(fund)} to a session key, once; what is left comes back`,
+    ],
   ]);
   setStatus('Quoted. Nothing has been paid.');
   return q;
 }
 
 /**
- * What the wallet sends the session key: the run's deposits, the fees it
- * pays (with crankers, the opening's, the close's and the transfer back's;
- * else every turn's too, with room for resent turns), and the key's own
- * rent exemption (a fee payer must stay rent-exempt while it holds
- * anything); what is not spent comes back at the end.
+ * What the wallet sends the session key: with crankers, the fees of the
+ * close and of the transfer back (the wallet's own transaction opens the
+ * run and pays its deposits); else the run's deposits and every fee it
+ * pays, with room for resent turns; and the key's own rent exemption (a
+ * fee payer must stay rent-exempt while it holds anything). What is not
+ * spent comes back at the end.
  * @param {Awaited<ReturnType<typeof quoteRun>>} q
  * @param {bigint} keyRent the cluster's rent exemption for an account of no data
  * @param {boolean} crankers whether crankers send the turns
  */
 function fundingFor(q, keyRent, crankers) {
   const perSignature = q.signatures > 0 ? q.baseFees / BigInt(q.signatures) : 5000n;
-  if (crankers) return q.deposit + perSignature * (2n * BigInt(q.openTransactions) + 2n) + keyRent;
+  if (crankers) return perSignature * 2n + keyRent;
   return q.deposit + q.fees + perSignature + (q.fees + 1n) / 2n + keyRent;
 }
 
@@ -425,6 +438,27 @@ async function generate(page, timing) {
   });
   const sessionKey = await sessionSigner(session);
   const amount = fundingFor(q, await keyRent(readClient), q.crankFee > 0n);
+  if (q.crankFee > 0n) {
+    // One wallet transaction opens the run with its deposits, the session
+    // key its opener (so that it can close it unasked), and funds the key
+    // for the close and the transfer back.
+    setStatus(`Asking ${chain.signerName} to approve one transaction: the run's deposits, and ${sol(amount)} for the session key ${sessionKey.address}…`);
+    const sessionClient = createCurtaClient({ rpc: cluster.rpc, programId: readClient.programId, payer: sessionKey, secret: session.seed, core: await page.corePromise, journal: indexedDbJournal() });
+    let opened;
+    try {
+      opened = await openRun(sessionClient, model.address, { ...runParamsOf(input), crankFee: q.crankFee }, {
+        artifact: /** @type {Uint8Array} */ (chain.artifact),
+        funder: owner,
+        fundOpener: amount,
+      });
+    } catch (e) {
+      if (/** @type {any} */ (e)?.refused) await endSession();
+      throw e;
+    }
+    await updateSession(session, { phase: 'running', runAddress: opened.run });
+    await work(page, session, { timing, fundingFee: opened.summary.fees });
+    return;
+  }
   setStatus(`Asking ${chain.signerName} to approve ${sol(amount)} for the session key ${sessionKey.address}…`);
   const wallet = createCurtaClient({ rpc: cluster.rpc, programId: readClient.programId, payer: owner, journal: indexedDbJournal() });
   let funded;
@@ -472,6 +506,9 @@ async function resume(page, session) {
   await work(page, session, { timing: null, fundingFee: 0n });
 }
 
+/** The run going in this page, which "Stop and send back" stops. @type {AbortController | null} */
+let running = null;
+
 /**
  * The session key's part: open, crank, close, send back what is left.
  * @param {Page} page
@@ -494,6 +531,24 @@ async function work(page, session, o) {
   page.startOutput(session.run.prompt);
   $('chain-view').hidden = false;
   $('turns').replaceChildren();
+  running = new AbortController();
+  const signal = running.signal;
+  try {
+    await workUntilStopped(page, session, o, { client, key, params, quoted, signal });
+  } finally {
+    running = null;
+  }
+}
+
+/**
+ * @param {Page} page
+ * @param {import('./session-key.js').SessionRecord} session
+ * @param {{ timing: { clicked: number } | null, fundingFee: bigint }} o
+ * @param {{ client: import('@curta/sdk').CurtaClient, key: { address: string }, params: { prompt: string, maxTokens: number, temperature: string, seed: bigint }, quoted: number, signal: AbortSignal }} w
+ */
+async function workUntilStopped(page, session, o, w) {
+  const { client, key, params, quoted, signal } = w;
+  const cluster = /** @type {NonNullable<typeof chain.cluster>} */ (chain.cluster);
   const units = /** @type {Array<number | undefined>} */ ([]);
   drawUnits(/** @type {any} */ ($('cu-plot')), quoted, units);
   let fees = o.fundingFee;
@@ -547,7 +602,7 @@ async function work(page, session, o) {
     await verifyLanded(client, runAddress, params, Infinity, crank, (r) => {
       crankersPaid += r.crankPaid;
       showText({ turn: r.turns, text: r.text });
-    });
+    }, signal);
   } else {
     // What landed before a reload.
     const before = await fetchRun(client, runAddress).catch(() => null);
@@ -566,6 +621,7 @@ async function work(page, session, o) {
     try {
       if (before) await crankRun(client, runAddress, {
         artifact: /** @type {Uint8Array} */ (chain.artifact),
+        signal,
         onTurn: (t) => {
           fees += t.fee;
           units[t.turn - 1] = t.programCu;
@@ -580,17 +636,25 @@ async function work(page, session, o) {
         addTurn(said.turn, said.line, 'mismatch');
         throw new Error(said.words);
       }
-      throw e;
+      // Stopped: the run is closed below, mid-way.
+      if (!signal.aborted) throw e;
     }
   }
   text += decoder.decode();
   $('output-text').textContent = text;
-  const back = await giveBack(client, session, runAddress);
+  // Stopped: a client of its own, which first waits for the turns still in
+  // flight to land or expire (the SDK settles a client's journal before it
+  // reads the chain), so none lands after the key is emptied.
+  const closer = signal.aborted
+    ? createCurtaClient({ rpc: client.rpc, programId: client.programId, payer: client.payer, secret: session.seed, core: client.core, journal: indexedDbJournal() })
+    : client;
+  const back = await giveBack(closer, session, runAddress);
   fees += back.fees;
   facts();
   const final = await client.rpc.getBalance(/** @type {any} */ (session.owner), { commitment: 'confirmed' }).send();
-  setStatus(`Done on chain: ${landed} turns, all verified; ${sol(back.sent)} sent back to ${session.owner} (now ${sol(final.value)}).`);
-  document.body.dataset.chainDone = 'true';
+  const how = signal.aborted ? `Stopped on chain after ${landed} of ${quoted} turns, all verified; the run is closed` : `Done on chain: ${landed} turns, all verified`;
+  setStatus(`${how}; ${sol(back.sent)} sent back to ${session.owner} (now ${sol(final.value)}).`);
+  document.body.dataset.chainDone = signal.aborted ? 'stopped' : 'true';
 }
 
 /**
@@ -634,8 +698,9 @@ async function giveBack(client, session, runAddress) {
  * @param {number} upTo the turns to read (Infinity: to the run's end, or its close)
  * @param {{ fee: bigint, deposit: bigint }} crank the crank fee and deposit the run was opened with
  * @param {((r: { turns: number, text: Uint8Array, crankPaid: bigint }) => void) | null} onReceipt each verified receipt as it lands (null: before a reload)
+ * @param {AbortSignal} [signal] stops following
  */
-async function verifyLanded(client, runAddress, params, upTo, crank, onReceipt) {
+async function verifyLanded(client, runAddress, params, upTo, crank, onReceipt, signal) {
   const model = /** @type {NonNullable<typeof chain.model>} */ (chain.model);
   const replay = await replayFromParams(/** @type {any} */ (client.core), /** @type {Uint8Array} */ (chain.artifact), params.prompt, {
     maxTokens: params.maxTokens,
@@ -647,7 +712,7 @@ async function verifyLanded(client, runAddress, params, upTo, crank, onReceipt) 
   /** @type {Uint8Array[]} */
   const texts = [];
   const terms = { royalty: model.royalty, crankFee: crank.fee, crankDeposited: crank.deposit };
-  for await (const r of followRun(client, runAddress)) {
+  for await (const r of followRun(client, runAddress, { signal })) {
     const diffs = receiptDifferences(/** @type {any} */ (client.core), r, replay.steps[r.turns - 1], { run: runAddress, model: model.address, ...terms });
     if (diffs.length > 0) {
       const d = diffs[0];

@@ -55,14 +55,16 @@ function wordsInput() {
 }
 
 /**
- * Runs `task` with the buttons locked; its failure is shown in words.
+ * Runs `task` with the buttons locked (but those marked data-always); its
+ * failure is shown in words.
  * @param {() => Promise<void>} task
  */
 export async function guarded(task) {
   if (state.busy) return;
   state.busy = true;
   document.body.classList.add('busy');
-  for (const b of document.querySelectorAll('button')) b.disabled = true;
+  // A button marked data-always (the run's stop) stays usable mid-task.
+  for (const b of document.querySelectorAll('button:not([data-always])')) b.disabled = true;
   clearError();
   try {
     await task();

@@ -314,7 +314,7 @@ test('on chain: sign once and let crankers finish: one approval, a cranker proce
     // funding, the opening, the close and the transfer back. The wallet
     // owns the model, so the royalty comes back to it.
     const { fees, landed } = await feesNaming(sessionKey);
-    assert.equal(landed, 4, 'funded, opened, closed, swept');
+    assert.equal(landed, 3, 'opened (by the wallet), closed, swept');
     const balanceAfter = BigInt((await rpc('getBalance', [wallet.address, { commitment: 'confirmed' }])).value);
     assert.equal(balanceBefore - balanceAfter, fees + paid, 'the wallet paid the fees and the crank fees, no more');
     assert.equal((await rpc('getBalance', [sessionKey, { commitment: 'confirmed' }])).value, 0);
@@ -323,5 +323,39 @@ test('on chain: sign once and let crankers finish: one approval, a cranker proce
     const crankerAfter = BigInt((await rpc('getBalance', [cranker, { commitment: 'confirmed' }])).value);
     assert.equal(crankerAfter - crankerBefore, paid - crankerFees, 'the cranker earned every fee, less its own fees');
     console.log(`crankers mode: the wallet paid ${fees} in fees and ${paid} in crank fees; the cranker earned ${paid} for ${crankerFees} in fees`);
+  }),
+);
+
+test('on chain: "Stop and send back" stops a run mid-way; everything but the fees spent comes back', () =>
+  withLog(async () => {
+    // 400 tokens: some 470 turns, several seconds even here, so there is
+    // time to stop it.
+    await fillRun(page, { ...REFERENCE, maxTokens: 400 });
+    await page.uncheck('#let-crankers');
+    const signedBefore = wallet.state.signed;
+    const balanceBefore = BigInt((await rpc('getBalance', [wallet.address, { commitment: 'confirmed' }])).value);
+    await page.click('#run-chain');
+    await page.locator('#turns li.verified').nth(2).waitFor({ timeout: 120_000 });
+    assert.equal(await page.locator('#give-back').isEnabled(), true, 'the stop is usable mid-run');
+    await page.click('#give-back');
+    await page.waitForFunction(() => document.body.dataset.chainDone === 'stopped' || !document.getElementById('error')?.hidden, null, { timeout: 120_000 });
+    const error = page.locator('#error');
+    if (await error.isVisible()) throw new Error(`the page shows an error: ${await error.innerText()}`);
+    const status = await page.locator('#status').innerText();
+    assert.match(status, /^Stopped on chain after \d+ of \d+ turns, all verified; the run is closed;/);
+    const landed = Number(/after (\d+) of/.exec(status)?.[1]);
+    assert.ok(landed >= 3 && landed < 400, status);
+    assert.equal(await page.locator('#turns li.mismatch').count(), 0);
+    assert.equal(wallet.state.signed - signedBefore, 1, 'stopping asks the wallet for nothing');
+    // The wallet owns the model: the royalty comes back to it. What it lost
+    // is the fees of the session key's transactions, failed ones included.
+    const sessionKey = await fact(page, 'session key');
+    const run = await fact(page, 'run');
+    assert.equal(await rpc('getAccountInfo', [run, { commitment: 'confirmed' }]).then((r) => r.value), null, 'the run is closed');
+    const { fees } = await feesNaming(sessionKey);
+    const balanceAfter = BigInt((await rpc('getBalance', [wallet.address, { commitment: 'confirmed' }])).value);
+    assert.equal(balanceBefore - balanceAfter, fees, 'the wallet paid the fees, no more');
+    assert.equal((await rpc('getBalance', [sessionKey, { commitment: 'confirmed' }])).value, 0);
+    console.log(`stopped after ${landed} turns: the wallet paid ${fees} lamports of fees, everything else came back`);
   }),
 );

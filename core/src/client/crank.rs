@@ -312,6 +312,9 @@ pub struct Summary {
     pub turns_by_others: u64,
     /// Whether it found another cranker on the run and followed it.
     pub backed_off: bool,
+    /// The run was closed after its last turn, before the crank read its
+    /// final state (the receipts, each checked, are the evidence).
+    pub closed_after: bool,
     pub final_state_sha256: [u8; 32],
     /// The text the run's turns added since `turns_before`, someone else's
     /// included (their states were checked against the replay).
@@ -701,6 +704,14 @@ impl Crank {
 
     /// The run's state, read for `reading`.
     fn read_run(&mut self, reading: Reading, state: &[u8]) -> Result<(), Stop> {
+        // Closed once every turn landed, by an opener that took its text
+        // (a program, a page): each turn's receipt was checked against the
+        // replay, which is all there is to check, and the crank is done.
+        if state.is_empty() && reading == Reading::Final {
+            self.summary.closed_after = true;
+            self.pc = Pc::Done;
+            return Ok(());
+        }
         if state.is_empty() {
             let run = base58::encode(&self.params.run);
             let words = format!("run {run} is no longer an opened run");

@@ -280,7 +280,8 @@ fn turn_record(t: &TurnRecord) -> String {
 /// `slot`, `cuLimit`, `estimatedCu`, `charged`, `programCu`, `consumedCu`,
 /// `fee`, `crankPaid`, `generated`, `tokens`, `text`, `stateSha256`),
 /// `failed` (`turn`, `signature`, `slot`, `fee`, `error`), `turnsByOthers`,
-/// `backedOff`, `finalStateSha256`, `text`, `fees`, `earned` (crank fees
+/// `backedOff`, `closedAfter` (closed after its last turn, before the final
+/// read), `finalStateSha256`, `text`, `fees`, `earned` (crank fees
 /// paid to the payer), `transactions`.
 pub fn summary(s: &Summary) -> String {
     let failed = s.failed.iter().map(|f| {
@@ -298,6 +299,7 @@ pub fn summary(s: &Summary) -> String {
         .raw("failed", &array(failed))
         .big("turnsByOthers", s.turns_by_others)
         .bool("backedOff", s.backed_off)
+        .bool("closedAfter", s.closed_after)
         .str("finalStateSha256", &hex(&s.final_state_sha256))
         .str("text", &base64::encode(&s.text))
         .big("fees", s.fees())

@@ -69,6 +69,7 @@ export class CurtaReplayMismatch extends Error {
  * @property {{ turn: number, signature: string, slot: bigint, fee: bigint, error: string }[]} failed turn transactions that landed and failed (StaleTurn)
  * @property {number} turnsByOthers turns someone else sent meanwhile (`turnsBefore + turns.length + turnsByOthers` is the run's turn count at the end)
  * @property {boolean} backedOff whether it found another cranker on the run and followed it, sending nothing, until it stopped
+ * @property {boolean} closedAfter whether the run was closed after its last turn, before the final read (by an opener taking its text): every receipt was checked
  * @property {string} finalStateSha256
  * @property {Uint8Array} text the text the run's turns added since `turnsBefore`, someone else's included (their states were checked against the replay)
  * @property {bigint} fees
@@ -167,6 +168,7 @@ export async function crankRun(client, runAddress, options = {}) {
       failed: s.failed.map((/** @type {any} */ f) => ({ turn: Number(f.turn), signature: f.signature, slot: BigInt(f.slot), fee: BigInt(f.fee), error: f.error })),
       turnsByOthers: Number(s.turnsByOthers),
       backedOff: s.backedOff,
+      closedAfter: s.closedAfter,
       finalStateSha256: s.finalStateSha256,
       text: fromBase64(s.text),
       fees: BigInt(s.fees),

@@ -7,7 +7,7 @@
 // (keys.js): the same question finds the same run, already open or half
 // opened by a process that was stopped, instead of paying for a second.
 
-import { getCreateAccountInstruction } from '@solana-program/system';
+import { getCreateAccountInstruction, getTransferSolInstruction } from '@solana-program/system';
 
 import { optionsQ16, promptBytes } from '../core.js';
 import { readStateInfo } from '../format.js';
@@ -70,8 +70,9 @@ export function runParams(core, p, model, zero = null) {
  * @param {ReturnType<typeof runParams>} p
  * @param {{ fee: bigint, deposit: bigint }} crank what each turn pays its sender, from a deposit
  * @param {import('@solana/kit').Instruction | null} create
+ * @param {boolean} [openerPays] whether the client's payer (the opener) pays the transactions
  */
-export function openTransactions(client, model, run, p, crank, create) {
+export function openTransactions(client, model, run, p, crank, create, openerPays = true) {
   const program = client.programId;
   const core = requireCore(client, 'openTransactions');
   const open = (/** @type {number} */ staged) =>
@@ -90,8 +91,8 @@ export function openTransactions(client, model, run, p, crank, create) {
       staged,
       prompt: p.prompt.subarray(staged),
     });
-  // Legacy messages, as this client sends them; the opener pays.
-  return core.openSteps('legacy', p.prompt.length, create !== null, true).map((s) => [
+  // Legacy messages, as this client sends them.
+  return core.openSteps('legacy', p.prompt.length, create !== null, openerPays).map((s) => [
     ...(s.create && create ? [create] : []),
     ...(s.stage ? [ix.writePrompt(program, { run, offset: s.stage[0], bytes: p.prompt.subarray(s.stage[0], s.stage[1]) })] : []),
     ...(s.open !== null ? [open(s.open)] : []),
@@ -117,10 +118,17 @@ export function openTransactions(client, model, run, p, crank, create) {
  * each turn pays whoever sends it that many lamports, from a deposit of the
  * fee for each of the run's turns (the quote's): crankers can then finish
  * the run (`curta crank`) while its opener is away.
+ *
+ * With `options.funder`, another signer (a wallet) pays the opening's
+ * transactions and the run's deposits, and sends the opener `fundOpener`
+ * lamports in the first of them, while the client's payer stays the opener,
+ * who signs, closes the run and gets its lamports back: a wallet approves
+ * one transaction and a key of the page's does the rest.
  * @param {import('./client.js').CurtaClient} client
  * @param {string} modelAddress
  * @param {RunParams} params
- * @param {{ artifact?: Uint8Array }} [options] the model's weights, to price the crank deposit without fetching them
+ * @param {{ artifact?: Uint8Array, funder?: import('@solana/kit').TransactionSigner, fundOpener?: bigint }} [options]
+ *   `artifact`: the model's weights, to price the crank deposit without fetching them
  * @returns {Promise<Opened>}
  */
 export async function openRun(client, modelAddress, params, options = {}) {
@@ -136,7 +144,9 @@ export async function openRun(client, modelAddress, params, options = {}) {
   const escrow = model.royalty * BigInt(p.maxTokens);
   const rent = await rentFor(client, length);
   const fee = BigInt(params.crankFee ?? 0);
-  const crank = fee > 0n ? { fee, deposit: (await quoteRun(client, modelAddress, params, options)).crankDeposit } : { fee: 0n, deposit: 0n };
+  const crank = fee > 0n ? { fee, deposit: (await quoteRun(client, modelAddress, params, { artifact: options.artifact })).crankDeposit } : { fee: 0n, deposit: 0n };
+  const funder = options.funder ?? client.payer;
+  const sender = options.funder ? { ...client, payer: options.funder } : client;
   const summary = emptySummary();
   /** @type {Opened} */
   const out = { run: run.address, openedNow: true, accountLength: length, deposit: rent + escrow + crank.deposit, escrow, crank, transactions: 0, summary };
@@ -145,13 +155,14 @@ export async function openRun(client, modelAddress, params, options = {}) {
   let txs;
   if (!existing) {
     const create = getCreateAccountInstruction({
-      payer: client.payer,
+      payer: funder,
       newAccount: run,
       lamports: out.deposit,
       space: length,
       programAddress: client.programId,
     });
-    txs = openTransactions(client, keys, run, p, crank, create);
+    txs = openTransactions(client, keys, run, p, crank, create, !options.funder);
+    if (options.fundOpener) txs[0].unshift(getTransferSolInstruction({ source: funder, destination: client.payer.address, amount: options.fundOpener }));
   } else if (existing.owner !== client.programId) {
     throw new Error(`${run.address} (this run's address) is held by ${existing.owner}, not the curta program`);
   } else if (String.fromCharCode(...existing.data.subarray(0, 8)) === ACCOUNT_TAGS.run) {
@@ -162,12 +173,12 @@ export async function openRun(client, modelAddress, params, options = {}) {
   } else if (existing.data.length === length && existing.data.subarray(0, STAGED_PROMPT_OFFSET).every((b) => b === 0)) {
     // Created by an attempt that stopped before the opening landed: stage
     // again from the start (the same bytes to the same place) and open.
-    txs = openTransactions(client, keys, run, p, crank, null);
+    txs = openTransactions(client, keys, run, p, crank, null, !options.funder);
   } else {
     throw new Error(`${run.address} (this run's address) holds something else`);
   }
   for (let i = 0; i < txs.length; i++) {
-    const l = await sendAndConfirm(client, i + 1 === txs.length ? 'opening the run' : 'staging the prompt', txs[i]);
+    const l = await sendAndConfirm(sender, i + 1 === txs.length ? 'opening the run' : 'staging the prompt', txs[i]);
     addLanded(summary, l.slot, l.fee);
     out.transactions += 1;
   }
