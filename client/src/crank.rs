@@ -178,7 +178,7 @@ pub async fn drive(
                     StopKind::OutOfFunds => format!(
                         "{}; {}",
                         stop.words,
-                        crate::funds::how_to_fund(&cluster.payer_key())
+                        crate::funds::how_to_fund(&cluster.payer_key(), 0)
                     ),
                     _ => stop.words,
                 };

@@ -46,9 +46,13 @@ impl Needed {
     }
 }
 
-/// How to get SOL, for a message about a short balance.
-pub fn how_to_fund(signer: &Pubkey) -> String {
-    format!("fund it: `curta airdrop 2` on localnet, devnet or testnet, or send SOL to {signer}")
+/// How to get SOL, for a message about a balance `short` lamports short:
+/// an airdrop of that much, in whole SOL (at least 1).
+pub fn how_to_fund(signer: &Pubkey, short: u64) -> String {
+    let whole = short.div_ceil(1_000_000_000).max(1);
+    format!(
+        "fund it: `curta airdrop {whole}` on localnet, devnet or testnet, or send SOL to {signer}"
+    )
 }
 
 /// Refuses, before anything is sent, what the signer's balance cannot pay.
@@ -61,7 +65,7 @@ pub async fn ensure(cluster: &Cluster, what: &str, needed: &Needed) -> Result<u6
             sol(balance),
             sol(needed.total()),
             needed.describe(),
-            how_to_fund(&signer)
+            how_to_fund(&signer, needed.total() - balance)
         );
     }
     Ok(balance)
@@ -70,6 +74,13 @@ pub async fn ensure(cluster: &Cluster, what: &str, needed: &Needed) -> Result<u6
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_airdrop_of_what_is_short() {
+        let k = Pubkey::new_from_array([1; 32]);
+        assert!(how_to_fund(&k, 4_039_000_000).contains("`curta airdrop 5`"));
+        assert!(how_to_fund(&k, 5_000).contains("`curta airdrop 1`"));
+    }
 
     #[test]
     fn parts_in_words() {

@@ -438,7 +438,7 @@ impl Cluster {
                 out.push_str(&format!(
                     "; the signer {signer} has {}: {}",
                     crate::output::sol(balance),
-                    crate::funds::how_to_fund(&signer)
+                    crate::funds::how_to_fund(&signer, 0)
                 ));
             }
         }

@@ -135,6 +135,14 @@ fn deploy_upload_and_generate_the_golden_runs() {
         1_000_000
     );
     assert_eq!(ok(poor.text(&["balance"])), "0.001000000 SOL\n");
+    // More than the faucet holds: said so, not as a bare custom error.
+    let e = poor
+        .json(&["airdrop", "1000000000"])
+        .expect_err("more than the faucet holds");
+    assert!(
+        e.contains("cannot give") && e.contains("it holds less"),
+        "{e}"
+    );
     // Its config's create_account fails in the System program: named as
     // the System program's error, with the signer's balance.
     let e = poor
@@ -165,6 +173,7 @@ fn deploy_upload_and_generate_the_golden_runs() {
             "the signer {poor_key} has 0.001000000 SOL, and this run needs"
         )) && e.contains("of rent")
             && e.contains("of fees")
+            && e.contains("`curta airdrop 1`")
             && e.contains("(nothing was sent)"),
         "{e}"
     );

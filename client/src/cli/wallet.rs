@@ -136,6 +136,23 @@ pub async fn airdrop(g: &Globals, amount: &str, to: Option<&str>) -> Result<()> 
             .flatten();
         if let Some(s) = status {
             if let Some(err) = s.err {
+                // The faucet's transfer: the System program's custom error 1
+                // (ResultWithNegativeLamports) means the faucet holds less.
+                let dry = matches!(
+                    err,
+                    solana_transaction::TransactionError::InstructionError(
+                        _,
+                        solana_instruction::error::InstructionError::Custom(1)
+                    )
+                );
+                if dry {
+                    bail!(
+                        "the faucet at {} cannot give {}: it holds less (the airdrop {signature} \
+                         failed: the System program's ResultWithNegativeLamports); ask for less",
+                        g.url,
+                        sol(lamports)
+                    );
+                }
                 bail!("the airdrop {signature} failed: {err}");
             }
             if s.satisfies_commitment(rpc.commitment()) {
