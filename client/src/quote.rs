@@ -69,27 +69,16 @@ pub fn default_rent(len: usize) -> u64 {
     solana_rent::Rent::default().minimum_balance(len)
 }
 
-/// The crank fee to offer: a turn's own fee on the cluster, from the
-/// cluster's price of a turn's message when it was asked (`turn_fee`), else
-/// today's schedule (a signature plus the turn's priority fee), plus the
-/// margin (`budget::recommended_crank_fee`). With what it is based on.
+/// The crank fee to offer and its basis (`budget::crank_fee_advice`): a
+/// turn's own fee as the cluster priced its message (`turn_fee`), else
+/// today's schedule, a signature plus the turn's priority fee.
 pub fn recommended_crank_fee(
     q: &Quote,
     lamports_per_signature: u64,
     turn_fee: Option<u64>,
 ) -> (u64, String) {
-    let (fee, basis) = match turn_fee {
-        Some(f) => (f, "the cluster's fee for a turn's message"),
-        None => (
-            lamports_per_signature + q.turn_priority_fee_max,
-            "a signature plus the turn's priority fee",
-        ),
-    };
-    let margin = curta_core::client::budget::CRANK_FEE_MARGIN_QUARTERS * 25;
-    (
-        curta_core::client::budget::recommended_crank_fee(fee),
-        format!("{basis}, {fee} lamports, plus {margin}%"),
-    )
+    let fee = turn_fee.unwrap_or(lamports_per_signature + q.turn_priority_fee_max);
+    curta_core::client::budget::crank_fee_advice(fee, turn_fee.is_some())
 }
 
 /// A turn's message as the crank sends the quoted run's costliest turn

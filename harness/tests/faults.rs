@@ -60,20 +60,6 @@ fn balance(rpc: &RpcClient, key: &Pubkey) -> u64 {
     rpc.get_balance(key).expect("balance")
 }
 
-/// A signer of its own for `curta`, made and funded with curta alone.
-fn funded(curta: &Curta, dir: &std::path::Path, name: &str, sol: &str) -> (Curta, Pubkey) {
-    let path = dir.join(format!("{name}.json"));
-    let made = ok(curta.json(&["keygen", "-o", &path.to_string_lossy()]));
-    let who = address(&made, "address");
-    let c = Curta {
-        keypair: path,
-        state_dir: dir.join(format!("state-{name}")),
-        ..curta.clone()
-    };
-    ok(c.json(&["airdrop", sol]));
-    (c, who)
-}
-
 /// Deploys the program and uploads stories260K with a royalty: the
 /// model's address.
 fn deploy_and_upload(curta: &Curta, dir: &std::path::Path) -> String {
@@ -144,7 +130,10 @@ fn many_runs_at_once_from_four_openers() {
     ];
     let receipts: Vec<Receipt> = specs.iter().map(expected).collect();
     let openers: Vec<(Curta, Pubkey)> = (0..4)
-        .map(|i| funded(&owner, &dir, &format!("opener{i}"), "100"))
+        .map(|i| {
+            let (c, k) = funded(&owner, &dir, &format!("opener{i}"), "100");
+            (c, k.pubkey())
+        })
         .collect();
     let before: Vec<u64> = openers.iter().map(|(_, k)| balance(&rpc, k)).collect();
     let owner_before = balance(&rpc, &owner_key);
@@ -483,7 +472,8 @@ fn the_payer_runs_out_mid_crank_and_the_run_stays_closable() {
     ));
     let run = o["run"].as_str().expect("run").to_string();
     let run_key: Pubkey = run.parse().expect("address");
-    let (poor, poor_key) = funded(&curta, &dir, "poor", "0.00093");
+    let (poor, poor_kp) = funded(&curta, &dir, "poor", "0.00093");
+    let poor_key = poor_kp.pubkey();
     let held = balance(&rpc, &poor_key);
 
     let crank = ["run", "crank", run.as_str(), "--window", "4"];

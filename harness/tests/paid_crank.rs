@@ -42,19 +42,6 @@ const ROYALTY: u64 = 1_000;
 const FEE: u64 = 10_000;
 const MIN_FEE: &str = "6000";
 
-/// A signer made and funded with curta alone, and its keypair.
-fn funded(curta: &Curta, dir: &std::path::Path, name: &str) -> (Curta, Keypair) {
-    let path = dir.join(format!("{name}.json"));
-    ok(curta.json(&["keygen", "-o", &path.to_string_lossy()]));
-    let c = Curta {
-        keypair: path.clone(),
-        state_dir: dir.join(format!("state-{name}")),
-        ..curta.clone()
-    };
-    ok(c.json(&["airdrop", "10"]));
-    (c, read_keypair_file(&path).expect("keypair"))
-}
-
 fn balance(rpc: &RpcClient, key: &Pubkey) -> u64 {
     rpc.get_balance(key).expect("balance")
 }
@@ -254,9 +241,9 @@ fn a_program_asks_for_a_story_and_paid_crankers_finish_it() {
         config: info.config,
         _node: node,
     };
-    let (cranker_a, a_key) = funded(&curta, &dir, "cranker-a");
-    let (cranker_b, b_key) = funded(&curta, &dir, "cranker-b");
-    let (_, fulfiller) = funded(&curta, &dir, "fulfiller");
+    let (cranker_a, a_key) = funded(&curta, &dir, "cranker-a", "10");
+    let (cranker_b, b_key) = funded(&curta, &dir, "cranker-b", "10");
+    let (_, fulfiller) = funded(&curta, &dir, "fulfiller", "10");
 
     // A run that pays no fee, which --min-fee skips.
     let free = ok(curta.json(&[
@@ -272,7 +259,7 @@ fn a_program_asks_for_a_story_and_paid_crankers_finish_it() {
     let free_run = free["run"].as_str().expect("run").to_string();
 
     // A run opened from the command line for crankers to finish.
-    let (cli_user, cli_key) = funded(&curta, &dir, "cli-user");
+    let (cli_user, cli_key) = funded(&curta, &dir, "cli-user", "10");
     let cli_before = balance(&net.rpc, &cli_key.pubkey());
     let fee = FEE.to_string();
     let opened = ok(cli_user.json(&[
@@ -303,7 +290,7 @@ fn a_program_asks_for_a_story_and_paid_crankers_finish_it() {
     let cli_turns = n(&opened, "crank_deposit") / FEE;
 
     // One user, one transaction; one cranker, a separate process.
-    let (_, user) = funded(&curta, &dir, "user");
+    let (_, user) = funded(&curta, &dir, "user", "10");
     let user_before = balance(&net.rpc, &user.pubkey());
     let asked = net.ask(user, b"Once upon a time", 0, 0);
     assert_eq!(
@@ -372,7 +359,7 @@ fn a_program_asks_for_a_story_and_paid_crankers_finish_it() {
     // landed, and nothing is lost.
     let mut asks = vec![];
     for (seed, who) in [(1, "user-1"), (2, "user-2")] {
-        let (_, user) = funded(&curta, &dir, who);
+        let (_, user) = funded(&curta, &dir, who, "10");
         let before = balance(&net.rpc, &user.pubkey());
         asks.push((net.ask(user, b"Once upon a time", 52_429, seed), before));
     }

@@ -92,7 +92,7 @@ export const EXPORTS = Object.freeze([
   'model_identity',
   'write_chunk',
   'open_steps',
-  'recommended_crank_fee',
+  'crank_fee_advice',
 ]);
 
 /**
@@ -139,7 +139,7 @@ export const EXPORTS = Object.freeze([
  * @property {(logs: number, logsLength: number) => number} receipts
  * @property {(artifact: number, artifactLength: number, prompt: number, promptLength: number, setup: number, setupLength: number) => number} quote_run
  * @property {(text: number, textLength: number) => bigint} decimal_q16
- * @property {(turnMessageFee: bigint) => bigint} recommended_crank_fee
+ * @property {(turnFee: bigint, pricedByCluster: number) => number} crank_fee_advice
  */
 
 /**
@@ -502,13 +502,15 @@ export class CoreWasm {
 
   /**
    * The crank fee to offer for turns whose message the cluster prices at
-   * `turnMessageFee` lamports: that fee plus the client core's margin
-   * (core/src/client/budget.rs), so a cranker sending at that price earns
-   * the margin.
-   * @param {bigint} turnMessageFee
+   * `turnFee` lamports, and its basis in words: that fee plus the client
+   * core's margin (core/src/client/budget.rs), so a cranker sending at that
+   * price earns the margin.
+   * @param {bigint} turnFee
+   * @returns {{ fee: bigint, basis: string }}
    */
-  recommendedCrankFee(turnMessageFee) {
-    return BigInt.asUintN(64, this.exports.recommended_crank_fee(BigInt.asUintN(64, turnMessageFee)));
+  crankFeeAdvice(turnFee) {
+    const { reply } = this.callJson(this.exports.crank_fee_advice, [BigInt.asUintN(64, turnFee), 1], []);
+    return { fee: BigInt(reply.fee), basis: reply.basis };
   }
 
   /**

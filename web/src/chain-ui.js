@@ -455,7 +455,7 @@ async function generate(page, timing) {
       if (/** @type {any} */ (e)?.refused) await endSession();
       throw e;
     }
-    await updateSession(session, { phase: 'running', runAddress: opened.run });
+    await updateSession(session, { phase: 'running', runAddress: opened.run, crankDeposit: String(opened.crank.deposit) });
     await work(page, session, { timing, fundingFee: opened.summary.fees });
     return;
   }
@@ -573,14 +573,14 @@ async function workUntilStopped(page, session, o, w) {
   let lastTokenSeconds = null;
 
   const crankFee = BigInt(session.crankFee ?? '0');
-  // As openRun deposits it: the fee for each of the quote's turns.
-  const crank = { fee: crankFee, deposit: crankFee * BigInt(quoted) };
   if (session.phase === 'funded' || session.phase === 'created') {
     setStatus(crankFee > 0n ? 'The session key opens the run with a deposit for its crankers…' : 'The session key opens the run…');
     const opened = await openRun(client, session.model, { ...params, crankFee }, { artifact: /** @type {Uint8Array} */ (chain.artifact) });
     fees += opened.summary.fees;
-    await updateSession(session, { phase: 'running', runAddress: opened.run });
+    await updateSession(session, { phase: 'running', runAddress: opened.run, crankDeposit: String(opened.crank.deposit) });
   }
+  // The terms the run was opened with, which its receipts must show.
+  const crank = { fee: crankFee, deposit: BigInt(session.crankDeposit ?? '0') };
   const runAddress = session.runAddress ?? (await runAccountSigner(client, session.model, params)).address;
   runShown = runAddress;
   /** @param {{ turn: number, text: Uint8Array }} t */

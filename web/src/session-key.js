@@ -20,6 +20,7 @@ const KEY = 'session';
  * @property {'created' | 'funded' | 'running' | 'done'} phase
  * @property {number} quotedTurns the quote's turns, for the progress bar
  * @property {string} [crankFee] lamports a turn to crankers (decimal); absent or "0": the key cranks
+ * @property {string} [crankDeposit] the crank deposit the run was opened with (decimal)
  * @property {string} [fundingSignature]
  * @property {string} [runAddress] once it is opened
  */

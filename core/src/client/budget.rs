@@ -30,6 +30,20 @@ pub fn recommended_crank_fee(turn_message_fee: u64) -> u64 {
     )
 }
 
+/// The crank fee to offer for turns of `turn_fee` lamports each, and what
+/// it is based on, in the words every client prints: the cluster's price
+/// of a turn's message when the host asked it (`priced_by_cluster`), else
+/// today's schedule, a signature plus the turn's priority fee.
+pub fn crank_fee_advice(turn_fee: u64, priced_by_cluster: bool) -> (u64, std::string::String) {
+    let basis = match priced_by_cluster {
+        true => "the cluster's fee for a turn's message",
+        false => "a signature plus the turn's priority fee",
+    };
+    let margin = CRANK_FEE_MARGIN_QUARTERS * 25;
+    let words = std::format!("{basis}, {turn_fee} lamports, plus {margin}%");
+    (recommended_crank_fee(turn_fee), words)
+}
+
 /// The compute-unit limit a turn asks for: the planner's estimate plus the
 /// compute-budget instructions, at most what a transaction may use.
 pub fn turn_limit(estimated_cu: u32) -> u32 {
@@ -131,6 +145,13 @@ mod tests {
         // SIMD-0553: 2,500 and half a lamport per requested unit.
         assert_eq!(recommended_crank_fee(2_500 + 1_350_300 / 2 + 256), 847_383);
         assert_eq!(recommended_crank_fee(u64::MAX), u64::MAX);
+        assert_eq!(
+            crank_fee_advice(5_256, true),
+            (
+                6_570,
+                "the cluster's fee for a turn's message, 5256 lamports, plus 25%".into()
+            )
+        );
     }
 
     #[test]

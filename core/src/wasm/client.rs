@@ -16,8 +16,8 @@
 //! - `crank_free(handle)`.
 //! - `receipts(logs, logs_length)`: `{"programId", "logs"}` in, the turn
 //!   receipts that program's own invocation logged out, as an array.
-//! - `recommended_crank_fee(turn_message_fee)`: the crank fee to offer
-//!   (`client::budget`); no JSON.
+//! - `crank_fee_advice(turn_fee, priced_by_cluster)`: the crank fee to
+//!   offer and its basis in words (`client::budget`).
 //! - `decimal_q16(text, text_length)`: a decimal temperature with 16
 //!   fractional bits (`client::params::decimal_q16`), or `u64::MAX` for
 //!   text that is not one; no JSON.
@@ -358,11 +358,20 @@ pub unsafe extern "C" fn model_identity(
     super::status(run())
 }
 
-/// The crank fee to offer for turns whose message the cluster prices at
-/// `turn_message_fee` lamports (`client::budget::recommended_crank_fee`).
+/// Replies the crank fee to offer for turns whose message costs
+/// `turn_fee` lamports, and its basis in words
+/// (`client::budget::crank_fee_advice`): `{"fee", "basis"}`.
+/// `priced_by_cluster` 1 when the cluster priced the message, else 0.
 #[cfg_attr(target_arch = "wasm32", no_mangle)]
-pub extern "C" fn recommended_crank_fee(turn_message_fee: u64) -> u64 {
-    crate::client::budget::recommended_crank_fee(turn_message_fee)
+pub extern "C" fn crank_fee_advice(turn_fee: u64, priced_by_cluster: u32) -> u32 {
+    let (fee, basis) = crate::client::budget::crank_fee_advice(turn_fee, priced_by_cluster == 1);
+    reply(
+        Object::default()
+            .big("fee", fee)
+            .str("basis", &basis)
+            .finish(),
+    );
+    0
 }
 
 /// The most weight bytes one `write` transaction carries, the owner

@@ -9,11 +9,13 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use curta_core::protocol::Instruction as CurtaIx;
+use curta_harness::curta::Curta;
 use curta_harness::localnet::Localnet;
 use curta_harness::manifest::{self, RunSpec};
 use curta_harness::receipt::Receipt;
 use serde_json::{json, Value};
 use solana_commitment_config::CommitmentConfig;
+use solana_keypair::{read_keypair_file, Keypair};
 use solana_pubkey::Pubkey;
 use solana_rpc_client::rpc_client::{GetConfirmedSignaturesForAddress2Config, RpcClient};
 use solana_rpc_client_api::request::RpcRequest;
@@ -50,6 +52,23 @@ pub fn workdir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("target/e2e");
     dir
+}
+
+/// A signer of its own for `curta`, made and funded with curta alone, and
+/// its keypair.
+pub fn funded(curta: &Curta, dir: &std::path::Path, name: &str, sol: &str) -> (Curta, Keypair) {
+    let path = dir.join(format!("{name}.json"));
+    ok(curta.json(&["keygen", "-o", &path.to_string_lossy()]));
+    let c = Curta {
+        keypair: path.clone(),
+        state_dir: dir.join(format!("state-{name}")),
+        ..curta.clone()
+    };
+    ok(c.json(&["airdrop", sol]));
+    (
+        c,
+        read_keypair_file(&path).expect("a keypair curta keygen wrote"),
+    )
 }
 
 pub fn rpc(net: &Localnet) -> RpcClient {

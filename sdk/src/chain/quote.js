@@ -107,7 +107,7 @@ export async function quoteRun(client, modelAddress, params, options = {}) {
     }),
   ];
   const turnFee = await feeForMessage(client, turn);
-  const recommendedCrankFee = core.recommendedCrankFee(turnFee);
+  const advice = core.crankFeeAdvice(turnFee);
   return {
     turns: Number(q.turns),
     turnsAtMost: Number(q.turnsAtMost),
@@ -133,8 +133,8 @@ export async function quoteRun(client, modelAddress, params, options = {}) {
     crankDeposit: BigInt(q.crankDeposit),
     turnPriorityFeeMax: BigInt(q.turnPriorityFeeMax),
     turnFee,
-    recommendedCrankFee,
-    recommendedCrankFeeBasis: `the cluster's fee for a turn's message, ${turnFee} lamports, plus ${((recommendedCrankFee - turnFee) * 100n) / (turnFee || 1n)}%`,
+    recommendedCrankFee: advice.fee,
+    recommendedCrankFeeBasis: advice.basis,
     deposit: BigInt(q.deposit),
     text: fromBase64(q.text),
   };
