@@ -43,7 +43,14 @@ impl Artifact {
         let read = |p: &Path| {
             std::fs::read(p).map_err(|e| Error::new(format!("cannot read {}: {e}", p.display())))
         };
-        let bytes = read(path)?;
+        let bytes = read(path).map_err(|e| match tokenizer {
+            // A newcomer's first upload names a file they do not have yet.
+            None => e.then(
+                "give a .curta artifact (`curta-core convert CHECKPOINT TOKENIZER -o \
+                 MODEL.curta` writes one), or a llama2.c checkpoint with --tokenizer",
+            ),
+            Some(_) => e,
+        })?;
         let is_artifact = bytes.starts_with(&MAGIC);
         let bytes = match (is_artifact, tokenizer) {
             (true, None) => bytes,

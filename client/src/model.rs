@@ -74,6 +74,9 @@ fn owned(
     let Some(account) = account else {
         bail!("there is no {what} account at {address} on {}", cluster.url);
     };
+    if account.owner == solana_sdk_ids::system_program::id() {
+        bail!("{address} is a wallet (a System account), not a curta {what} account");
+    }
     if account.owner != cluster.program_id {
         bail!(
             "{address} belongs to the program {}, not the curta program {} (pass --program-id?)",
@@ -124,6 +127,39 @@ pub fn parse_model(address: &Pubkey, data: &[u8]) -> Result<ModelInfo> {
 pub async fn read_model(cluster: &Cluster, address: &Pubkey) -> Result<ModelInfo> {
     let data = owned(cluster, address, "model", cluster.account(address).await?)?;
     parse_model(address, &data)
+}
+
+/// One of a signer's models, with what it and its weight accounts hold
+/// (what closing it returns).
+pub struct HeldModel {
+    pub model: ModelInfo,
+    pub weight_accounts: usize,
+    pub lamports: u64,
+}
+
+/// Every model `owner` owns, sorted by address.
+pub async fn owned_by(cluster: &Cluster, owner: &Pubkey) -> Result<Vec<HeldModel>> {
+    use protocol::{model, weight, MODEL_TAG, WEIGHT_TAG};
+    let filters: Vec<(usize, &[u8])> =
+        vec![(model::TAG, &MODEL_TAG), (model::OWNER, owner.as_array())];
+    // A model account is small; the slice only bounds it.
+    let whole = model::len(u16::MAX as usize);
+    let mut out = vec![];
+    for (key, data, lamports) in cluster.program_accounts_held(&filters, whole).await? {
+        let Ok(info) = parse_model(&key, &data) else {
+            continue;
+        };
+        let filters: Vec<(usize, &[u8])> =
+            vec![(weight::TAG, &WEIGHT_TAG), (weight::MODEL, key.as_array())];
+        let weights = cluster.program_accounts_held(&filters, 0).await?;
+        out.push(HeldModel {
+            model: info,
+            weight_accounts: weights.len(),
+            lamports: lamports + weights.iter().map(|(_, _, l)| l).sum::<u64>(),
+        });
+    }
+    out.sort_by_key(|h| h.model.keys.model);
+    Ok(out)
 }
 
 /// A sealed model's weights, fetched from its weight accounts and checked

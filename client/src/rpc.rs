@@ -83,6 +83,19 @@ const STATUS_BATCH: usize = 256;
 /// The most accounts one `getMultipleAccounts` takes.
 const ACCOUNT_BATCH: usize = 100;
 
+/// Every request retried with backoff on a missing or unusable answer
+/// (`transport`), the one place the client retries one.
+fn rpc_client(url: &str, commitment: CommitmentConfig) -> RpcClient {
+    RpcClient::new_sender(
+        crate::transport::RetryingSender::new(
+            url,
+            Duration::from_secs(120),
+            crate::transport::Policy::default(),
+        ),
+        solana_rpc_client::rpc_client::RpcClientConfig::with_commitment(commitment),
+    )
+}
+
 impl Cluster {
     /// Connects (asking the cluster's genesis hash, which names the
     /// journal's folder and proves the URL answers).
@@ -93,16 +106,7 @@ impl Cluster {
         program_id: Pubkey,
         state_dir: &std::path::Path,
     ) -> Result<Cluster> {
-        // Every request retried with backoff on a missing or unusable
-        // answer (`transport`), the one place the client retries one.
-        let rpc = RpcClient::new_sender(
-            crate::transport::RetryingSender::new(
-                &url,
-                Duration::from_secs(120),
-                crate::transport::Policy::default(),
-            ),
-            solana_rpc_client::rpc_client::RpcClientConfig::with_commitment(commitment),
-        );
+        let rpc = rpc_client(&url, commitment);
         let genesis_hash = rpc
             .get_genesis_hash()
             .await
@@ -121,6 +125,22 @@ impl Cluster {
             lamports_per_signature: Mutex::new(None),
             height_seen: AtomicU64::new(0),
         })
+    }
+
+    /// The program that owns `key`, before connecting for a program: how
+    /// a model or a run names its program outside the repository. `None`
+    /// when there is no account at `key`.
+    pub async fn owner_of(
+        url: &str,
+        commitment: CommitmentConfig,
+        key: &Pubkey,
+    ) -> Result<Option<Pubkey>> {
+        Ok(rpc_client(url, commitment)
+            .get_account_with_commitment(key, commitment)
+            .await
+            .map_err(|e| Error::from(e).context(format!("reading account {key} on {url}")))?
+            .value
+            .map(|a| a.owner))
     }
 
     pub fn payer_key(&self) -> Pubkey {

@@ -163,6 +163,11 @@ pub async fn open(
         .with("crank deposit", if locks { crank.deposit } else { 0 })
         .with("fees", 2 * per_signature * txs.len() as u64 + fees_after);
     funds::ensure(cluster, "this run", &needed).await?;
+    let _leaves_open = crate::interrupt::LeavesOpen::say(format!(
+        "the run {run_key} may be half open, holding up to {}: running the same command again \
+         finishes opening it",
+        sol(out.deposit)
+    ));
     for (i, tx) in txs.iter().enumerate() {
         let what = if i + 1 == txs.len() {
             "opening the run"

@@ -98,6 +98,16 @@ impl Curta {
         json_of(cmd, &format!("curta {}", args.join(" ")))
     }
 
+    /// `curta --output json ARGS` as a newcomer runs it outside the
+    /// repository: no --program-id, and no program keypair to find.
+    pub fn json_elsewhere(&self, args: &[&str]) -> Result<Value, String> {
+        let mut cmd = self.base();
+        cmd.current_dir(std::env::temp_dir())
+            .args(args)
+            .args(["--output", "json"]);
+        json_of(cmd, &format!("curta {} (elsewhere)", args.join(" ")))
+    }
+
     /// `curta ARGS`: what it prints on stdout for a person, or its error.
     pub fn text(&self, args: &[&str]) -> Result<String, String> {
         let what = format!("curta {}", args.join(" "));

@@ -116,6 +116,36 @@ fn deploy_upload_and_generate_the_golden_runs() {
         (Some(model.as_str()), Some(true))
     );
     assert_eq!(again["transactions"], 0);
+    // The signer's models list it, with what it and its weight accounts
+    // hold: the rent the upload locked, which `model close` returns.
+    let listed = ok(curta.json(&["model", "list"]));
+    let entry = listed["models"]
+        .as_array()
+        .and_then(|l| l.iter().find(|m| m["model"].as_str() == Some(&model)))
+        .unwrap_or_else(|| panic!("{model} not in {listed}"));
+    assert_eq!(
+        (
+            &entry["status"],
+            &entry["weight_accounts"],
+            &entry["lamports"]
+        ),
+        (&"sealed".into(), &3.into(), &u["rent"]),
+        "{entry}"
+    );
+    // Outside the repository a model names its program: no --program-id.
+    let quote = ["--prompt", "Once", "--max-tokens", "4"];
+    let quoted = ok(curta.json_elsewhere(&[&["quote", &model][..], &quote].concat()));
+    assert!(quoted["turns"].as_u64() > Some(0), "{quoted}");
+    let payer_s = payer.to_string();
+    let wallet = curta
+        .json_elsewhere(&[&["quote", &payer_s][..], &quote].concat())
+        .expect_err("a wallet is not a model");
+    assert!(
+        wallet.contains(&format!(
+            "{payer} is a wallet (a System account), not a curta model account"
+        )),
+        "{wallet}"
+    );
 
     // A signer made, funded and read with curta alone.
     let poor_path = dir.join("poor.json");
@@ -586,19 +616,18 @@ fn killed_mid_upload_and_mid_crank_resumes_paying_nothing_twice() {
     assert!(closed["recovered"].as_u64().expect("lamports") > 0);
     assert_eq!(rpc.get_account(&run_key).ok(), None);
 
-    // Ctrl-C mid-crank: the crank stops sending, and the command says the
-    // run stays open, how to resume it and how to close it; the same
-    // command then finishes the run.
+    // Ctrl-C in `generate`'s crank: the crank stops sending, and the
+    // command says the run stays open, how to resume it and how to close
+    // it; the same command then finishes and closes the run.
     let name = "stories260k-t08-seed1";
     let spec = shared::spec(name);
     let args = run_args(&spec);
-    let mut open = vec!["run", "open", "--model", &model_s];
-    open.extend(strs(&args));
-    let run = ok(curta.json(&open))["run"]
-        .as_str()
-        .expect("run")
-        .to_string();
-    let (mut child, lines) = ok(curta.spawn(&["run", "crank", &run, "--window", "2"]));
+    let mut generate = vec!["generate", "--model", &model_s, "--window", "2"];
+    generate.extend(strs(&args));
+    let mut piped = generate.clone();
+    // JSON on stdout: the progress is a line a turn on stderr.
+    piped.extend(["--output", "json"]);
+    let (mut child, lines) = ok(curta.spawn(&piped));
     wait_for(&mut child, &lines, "three turns", |line| {
         line.starts_with("turn ") && line.contains(" (3/")
     });
@@ -611,18 +640,27 @@ fn killed_mid_upload_and_mid_crank_resumes_paying_nothing_twice() {
     let said: Vec<String> = lines.iter().collect();
     let said = said.join("\n");
     assert_eq!(status.code(), Some(1), "interrupted: {said}");
+    let run = said
+        .split_once("The run ")
+        .and_then(|(_, r)| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no run named in: {said}"))
+        .to_string();
     assert!(
         said.contains("error: the crank was stopped")
             && said.contains(&format!("The run {run} stays open"))
             && said.contains(&format!("`curta run close {run}`")),
         "what Ctrl-C said: {said}"
     );
-    let c = ok(curta.json(&["run", "crank", &run]));
+    // The signer's open runs list it.
+    let listed = ok(curta.json(&["run", "list"]));
+    assert!(listed.to_string().contains(&run), "{listed}");
+    let c = ok(curta.json(&generate));
+    assert_eq!(c["run"].as_str(), Some(run.as_str()), "{c}");
     let resumed_at = c["turns_before"].as_u64().expect("turns before");
     assert!(resumed_at >= 3, "resumed at turn {resumed_at}");
     check_turns(name, &c, &native_receipt(&spec));
+    assert_eq!(c["closed"], true, "{c}");
     eprintln!("interrupted at turn 3 or later, resumed at turn {resumed_at}");
-    ok(curta.json(&["run", "close", &run]));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

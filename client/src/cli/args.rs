@@ -250,6 +250,8 @@ pub enum ModelCommand {
         #[arg(value_name = "MODEL")]
         model: String,
     },
+    /// List the signer's models, with what each and its weight accounts hold
+    List,
 }
 
 #[derive(Subcommand, Debug)]

@@ -9,12 +9,13 @@ use curta_core::state::diff::first_difference;
 use serde_json::{json, Value};
 
 use super::args::CrankArgs;
-use super::run::{crank_with_progress, stays_open};
+use super::run::{crank_with_progress, stays_open, stays_open_words};
 use super::{addr, Globals};
 use crate::artifact::Artifact;
 use crate::bail;
 use crate::crank::{self, Cranked};
 use crate::errors::{Error, Result};
+use crate::interrupt::LeavesOpen;
 use crate::model::{self, ModelInfo};
 use crate::output::{count, sol, Outcome};
 use crate::params::Params;
@@ -48,8 +49,9 @@ struct Generated {
 }
 
 pub async fn run(g: &Globals, r: Request<'_>) -> Result<()> {
-    let c = g.connect().await?;
-    let model = model::read_model(c, &addr(r.model, "--model")?).await?;
+    let key = addr(r.model, "--model")?;
+    let c = g.connect_for(&key, "model").await?;
+    let model = model::read_model(c, &key).await?;
     let artifact = match r.artifact {
         Some(p) => {
             let a = Artifact::load(p, None)?;
@@ -122,6 +124,8 @@ async fn generate(
     let opened = runs::open(c, model, params, &quoted.crank, r.label, after_open).await?;
     let returned = format!("its {} to you", sol(opened.deposit));
     let stays_open = |e: Error| stays_open(e, &opened.run, &returned);
+    // Ctrl-C outside the crank (which stops in words itself) says the same.
+    let _leaves_open = LeavesOpen::say(stays_open_words(&opened.run, &returned));
     let ctx = crank::context(c, &opened.run, Some(artifact))
         .await
         .map_err(stays_open)?;

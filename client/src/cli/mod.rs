@@ -6,7 +6,7 @@
 //! | `args` | Every flag and command |
 //! | `deploy` | `deploy`, `program verify` |
 //! | `config` | `config init`, `show`, `set-allowance`, `set-admin`, `close` |
-//! | `model` | `model upload`, `show`, `close` |
+//! | `model` | `model upload`, `show`, `list`, `close` |
 //! | `quote` | `quote` |
 //! | `run` | `run open`, `crank`, `show`, `close`; `crank`, every open run |
 //! | `generate` | `generate` |
@@ -117,18 +117,25 @@ impl Globals {
     /// The program id: `--program-id` (an address or a keypair file), else
     /// the program keypair file's address.
     fn program_id(&self) -> Result<Pubkey> {
+        match self.configured_program_id()? {
+            Some(p) => Ok(p),
+            None => bail!(
+                "no program id: give --program-id, or run from the repository after `curta \
+                 deploy` (which creates {})",
+                cluster::PROGRAM_KEYPAIR
+            ),
+        }
+    }
+
+    fn configured_program_id(&self) -> Result<Option<Pubkey>> {
         if let Some(p) = &self.program_id {
-            return cluster::address_or_keypair(p, "--program-id");
+            return cluster::address_or_keypair(p, "--program-id").map(Some);
         }
         let path = Path::new(cluster::PROGRAM_KEYPAIR);
-        if path.is_file() {
-            return Ok(cluster::load_keypair(path, "program")?.pubkey());
+        match path.is_file() {
+            true => Ok(Some(cluster::load_keypair(path, "program")?.pubkey())),
+            false => Ok(None),
         }
-        bail!(
-            "no program id: give --program-id, or run from the repository after `curta deploy` \
-             (which creates {})",
-            cluster::PROGRAM_KEYPAIR
-        )
     }
 
     /// The signer's keypair, read (and checked) before anything is created
@@ -140,6 +147,27 @@ impl Globals {
     /// Connects to the cluster for the curta program.
     async fn connect(&self) -> Result<&Cluster> {
         self.connect_to(self.program_id()?).await
+    }
+
+    /// Connects for the program `account` (a curta `what`: model or run)
+    /// names, when neither --program-id nor the repository's program
+    /// keypair names one: the account's owner.
+    async fn connect_for(&self, account: &Pubkey, what: &str) -> Result<&Cluster> {
+        if let Some(p) = self.configured_program_id()? {
+            return self.connect_to(p).await;
+        }
+        let commitment = cluster::parse_commitment(&self.commitment)?;
+        match Cluster::owner_of(&self.url, commitment, account).await? {
+            None => bail!(
+                "there is no {what} account at {account} on {} (and no --program-id to say \
+                 which program to use)",
+                self.url
+            ),
+            Some(owner) if owner == solana_sdk_ids::system_program::id() => {
+                bail!("{account} is a wallet (a System account), not a curta {what} account")
+            }
+            Some(owner) => self.connect_to(owner).await,
+        }
     }
 
     /// Connects for `program_id`; whatever an interrupted curta left in

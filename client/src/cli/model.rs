@@ -1,4 +1,4 @@
-//! `curta model`: upload (resumable), show, close.
+//! `curta model`: upload (resumable), show, list, close.
 
 use serde_json::{json, Value};
 use solana_pubkey::Pubkey;
@@ -10,6 +10,7 @@ use crate::artifact::Artifact;
 use crate::bail;
 use crate::errors::Result;
 use crate::funds;
+use crate::interrupt::LeavesOpen;
 use crate::keys;
 use crate::model::{self, ModelInfo};
 use crate::output::{count, hex, sol, thousands, Outcome};
@@ -38,12 +39,22 @@ pub async fn run(g: &Globals, cmd: &ModelCommand) -> Result<()> {
             g.print(&u);
         }
         ModelCommand::Show { model } => {
+            let key = addr(model, "model")?;
+            let c = g.connect_for(&key, "model").await?;
+            g.print(&model::read_model(c, &key).await?);
+        }
+        ModelCommand::List => {
             let c = g.connect().await?;
-            g.print(&model::read_model(c, &addr(model, "model")?).await?);
+            let owner = c.payer_key();
+            g.print(&Owned {
+                models: model::owned_by(c, &owner).await?,
+                owner,
+            });
         }
         ModelCommand::Close { model } => {
-            let c = g.connect().await?;
-            let closed = close(c, &addr(model, "model")?).await?;
+            let key = addr(model, "model")?;
+            let c = g.connect_for(&key, "model").await?;
+            let closed = close(c, &key).await?;
             g.print(&closed);
         }
     }
@@ -94,15 +105,15 @@ async fn upload_model(
             );
         }
     }
+    let unsealed = format!(
+        "the model {} is not sealed: running the same command again resumes the upload, writing \
+         only what is missing",
+        model_key.pubkey()
+    );
+    let _leaves_open = LeavesOpen::say(unsealed.clone());
     let upload = upload::upload(c, a, &config_key, royalty, in_flight)
         .await
-        .map_err(|e| {
-            e.then(format_args!(
-                "the model {} is not sealed: running the same command again resumes the upload, \
-                 writing only what is missing",
-                model_key.pubkey()
-            ))
-        })?;
+        .map_err(|e| e.then(&unsealed))?;
     let after = c.balance(&c.payer_key()).await?;
     Ok(UploadOutcome {
         upload,
@@ -239,6 +250,54 @@ impl Outcome for ModelInfo {
                     .map_or("not sealed".to_string(), |d| format!("sealed {}", hex(&d)))
             );
         }
+        out
+    }
+}
+
+/// The signer's models.
+struct Owned {
+    owner: Pubkey,
+    models: Vec<model::HeldModel>,
+}
+
+impl Outcome for Owned {
+    fn json(&self) -> Value {
+        let models: Vec<Value> = self
+            .models
+            .iter()
+            .map(|h| {
+                json!({
+                    "model": h.model.keys.model.to_string(),
+                    "status": h.model.status_name(),
+                    "sections": h.model.sections.len(),
+                    "sealed_sections": h.model.sealed_count,
+                    "royalty": h.model.royalty,
+                    "weight_accounts": h.weight_accounts,
+                    "lamports": h.lamports,
+                })
+            })
+            .collect();
+        json!({"owner": self.owner.to_string(), "models": models})
+    }
+
+    fn text(&self) -> String {
+        if self.models.is_empty() {
+            return format!("{} owns no model\n", self.owner);
+        }
+        let mut out = String::new();
+        for h in &self.models {
+            let m = &h.model;
+            out += &format!(
+                "{}  {}  {} of {} sections sealed  {} weight accounts  holds {}\n",
+                m.keys.model,
+                m.status_name(),
+                m.sealed_count,
+                m.sections.len(),
+                h.weight_accounts,
+                sol(h.lamports)
+            );
+        }
+        out += "`curta model close MODEL` returns what a model holds\n";
         out
     }
 }

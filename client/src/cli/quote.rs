@@ -170,7 +170,7 @@ pub async fn run(
                 "{target:?} is neither a file nor a model's address"
             ))
         })?;
-        let c = g.connect().await?;
+        let c = g.connect_for(&key, "model").await?;
         let m = model::read_model(c, &key).await?;
         let a = model::fetch_artifact(c, &m).await?;
         params.check(&m.config)?;

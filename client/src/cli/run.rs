@@ -20,7 +20,14 @@ use crate::rpc::Cluster;
 use crate::runs::{self, Opened, RunView};
 
 pub async fn run(g: &Globals, cmd: &RunCommand) -> Result<()> {
-    let c = g.connect().await?;
+    // A run or a model names its program; a list needs one given.
+    let c = match cmd {
+        RunCommand::Open { model, .. } => g.connect_for(&addr(model, "--model")?, "model").await?,
+        RunCommand::Crank { run, .. } | RunCommand::Show { run } | RunCommand::Close { run } => {
+            g.connect_for(&addr(run, "run")?, "run").await?
+        }
+        RunCommand::List => g.connect().await?,
+    };
     match cmd {
         RunCommand::Open { model, run, label } => {
             let m = model::read_model(c, &addr(model, "--model")?).await?;
@@ -85,10 +92,15 @@ pub async fn run(g: &Globals, cmd: &RunCommand) -> Result<()> {
 /// it returns `returned`: the last words of a command that stopped a run
 /// midway, on the error's line.
 pub(super) fn stays_open(e: Error, run: &Pubkey, returned: &str) -> Error {
-    e.then(format_args!(
+    e.then(stays_open_words(run, returned))
+}
+
+/// That the run stays open, how to resume it, and what closing returns.
+pub(super) fn stays_open_words(run: &Pubkey, returned: &str) -> String {
+    format!(
         "the run {run} stays open: running the same command again resumes it, and `curta run \
          close {run}` returns {returned}"
-    ))
+    )
 }
 
 impl Outcome for Opened {
