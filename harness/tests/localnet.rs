@@ -67,6 +67,8 @@ fn rpc_faucet_fees_and_history() {
     let payer = net.payer();
     assert!(rpc.get_balance(&payer.pubkey()).expect("getBalance") >= 1_000_000 * LAMPORTS_PER_SOL);
 
+    busy_ports_are_one_line(&net);
+
     // The faucet, through the RPC's requestAirdrop.
     let airdropped = Keypair::new();
     let sig = rpc
@@ -208,4 +210,95 @@ fn failed_starts_say_why() {
         refused.contains("\"nonsense\" is neither an address nor a keypair file"),
         "{refused}"
     );
+}
+
+/// A second validator started on a port `net` holds stops before anything
+/// is created, in one line naming the flag that moves it (the library
+/// would panic with a backtrace and leave a lock and a log).
+fn busy_ports_are_one_line(net: &Localnet) {
+    let port = |addr: &str| -> String {
+        addr.rsplit(':')
+            .next()
+            .expect("a port")
+            .trim_matches('/')
+            .to_string()
+    };
+    let rpc_port = port(net.rpc_url());
+    let faucet_port = net.faucet_addr().port().to_string();
+    let gossip = net
+        .status()
+        .iter()
+        .find_map(|l| l.strip_prefix("Gossip Address: "))
+        .expect("the status's gossip address");
+    let gossip_port = port(gossip);
+    let dir = std::env::temp_dir().join(format!("curta-busy-ports-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a folder");
+    let ledger = dir.join("ledger");
+    let cases = [
+        (
+            [
+                "--rpc-port",
+                &rpc_port,
+                "--faucet-port",
+                "0",
+                "--gossip-port",
+                "0",
+            ],
+            "JSON-RPC",
+            "--rpc-port",
+        ),
+        (
+            [
+                "--rpc-port",
+                "0",
+                "--faucet-port",
+                &faucet_port,
+                "--gossip-port",
+                "0",
+            ],
+            "the faucet",
+            "--faucet-port",
+        ),
+        (
+            [
+                "--rpc-port",
+                "0",
+                "--faucet-port",
+                "0",
+                "--gossip-port",
+                &gossip_port,
+            ],
+            "gossip",
+            "--gossip-port",
+        ),
+    ];
+    for (flags, what, flag) in cases {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_curta-localnet"))
+            .arg("--ledger")
+            .arg(&ledger)
+            .args(flags)
+            .output()
+            .expect("curta-localnet runs");
+        let said = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = said.lines().collect();
+        assert_eq!(out.status.code(), Some(1), "{said}");
+        assert_eq!(lines.len(), 1, "one line: {said}");
+        assert!(
+            lines[0].starts_with("curta-localnet: error: port ")
+                && lines[0].contains(&format!("({what}) is in use"))
+                && lines[0].contains(&format!("Choose another with {flag} PORT")),
+            "{said}"
+        );
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .expect("the folder")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert!(
+            left.is_empty(),
+            "{flag}: nothing is left behind, found {left:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

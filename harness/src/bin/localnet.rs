@@ -11,7 +11,7 @@
 
 use std::fs::{self, File};
 use std::io::{self, Write};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -158,6 +158,7 @@ fn run(args: Args, signals: &libc::sigset_t) -> Result<(), String> {
         u16::MAX => return Err("--rpc-port 65535 leaves no port for PubSub".into()),
         p => p,
     };
+    check_ports(&args, rpc_port, port_range)?;
 
     let target = target_dir();
     let ledger = absolute(
@@ -541,6 +542,47 @@ fn start_faucet(keypair: Keypair, port: u16) -> Result<SocketAddr, String> {
         .recv()
         .map_err(|_| "the faucet thread ended before binding".to_string())?
         .map_err(|e| format!("the faucet did not start on port {port}: {e}"))
+}
+
+/// A port another process holds (another validator, most often) is one
+/// line naming the flag that moves it, said before anything is created:
+/// the library would panic deep in its start-up, leaving a lock and a log.
+fn check_ports(args: &Args, rpc_port: u16, port_range: (u16, u16)) -> Result<(), String> {
+    let rpc_fix = "Choose another with --rpc-port PORT (0 picks a free pair).";
+    let gossip_fix = "Choose another with --gossip-port PORT (0 takes a free one in \
+                      --dynamic-port-range) and a --dynamic-port-range MIN-MAX apart from the \
+                      other validator's.";
+    let wanted = [
+        (rpc_port, "JSON-RPC", false, rpc_fix),
+        (
+            rpc_port.wrapping_add(1),
+            "PubSub, the JSON-RPC port + 1",
+            false,
+            rpc_fix,
+        ),
+        (
+            args.faucet_port,
+            "the faucet",
+            false,
+            "Choose another with --faucet-port PORT (0 picks a free one).",
+        ),
+        (
+            args.gossip_port.unwrap_or(port_range.0),
+            "gossip",
+            true,
+            gossip_fix,
+        ),
+    ];
+    for (port, what, udp, fix) in wanted {
+        let addr = (Ipv4Addr::UNSPECIFIED, port);
+        let free = TcpListener::bind(addr).is_ok() && (!udp || UdpSocket::bind(addr).is_ok());
+        if port != 0 && !free {
+            return Err(format!(
+                "port {port} ({what}) is in use, by another validator? {fix}"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Two free consecutive TCP ports (JSON-RPC and PubSub), from the kernel's
