@@ -1,7 +1,7 @@
 //! Run parameters as people type them, and the checks they pass before
 //! anything is sent, in the words every client prints.
 
-use crate::format::Config;
+use crate::format::{Config, MAX_ACCOUNT_LEN};
 use crate::inference::{self, RunParams, TurnInput};
 use crate::state::{StateBuffer, MAX_PROMPT_BYTES, MAX_TEMPERATURE_Q16};
 use crate::{Phase, StateInfo};
@@ -71,7 +71,38 @@ pub fn check(config: &Config, p: &RunParams) -> Result<(), Refusal> {
     if p.temperature_q16 > MAX_TEMPERATURE_Q16 {
         return Err(Refusal::Temperature(temperature_text(p.temperature_q16)));
     }
-    Ok(())
+    fits_account(config, p)
+}
+
+/// The run account's length for these parameters: its header and state.
+fn run_account_len(config: &Config, prompt_len: usize, max_tokens: u32) -> Result<usize, Refusal> {
+    let size = crate::state_size(*config, prompt_len, max_tokens).map_err(Refusal::Core)?;
+    Ok(crate::protocol::run::HEADER_LEN + size)
+}
+
+/// Whether the run's account fits the most an account may hold
+/// (`MAX_ACCOUNT_LEN`): the key/value cache grows with every position, so
+/// a large model's run must be short.
+fn fits_account(config: &Config, p: &RunParams) -> Result<(), Refusal> {
+    let len = run_account_len(config, p.prompt.len(), p.max_tokens)?;
+    if len <= MAX_ACCOUNT_LEN {
+        return Ok(());
+    }
+    // The most max tokens that fit, by bisection: the length grows with them.
+    let fits = |m: u32| run_account_len(config, p.prompt.len(), m).map(|l| l <= MAX_ACCOUNT_LEN);
+    let (mut lo, mut hi) = (0, p.max_tokens);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        match fits(mid)? {
+            true => lo = mid,
+            false => hi = mid - 1,
+        }
+    }
+    Err(Refusal::AccountTooLarge {
+        len,
+        prompt_len: p.prompt.len(),
+        max_tokens_that_fit: lo,
+    })
 }
 
 /// Whether the prompt's tokens and max tokens fit the model's context,
@@ -136,6 +167,13 @@ pub enum Refusal {
         max_tokens: u32,
         context: u32,
     },
+    /// The run account would be `len` bytes, past `MAX_ACCOUNT_LEN`; at
+    /// most `max_tokens_that_fit` (0: none) fit beside the prompt.
+    AccountTooLarge {
+        len: usize,
+        prompt_len: usize,
+        max_tokens_that_fit: u32,
+    },
     /// Section zero could not tokenize the prompt.
     Core(crate::Error),
 }
@@ -184,6 +222,28 @@ impl Refusal {
                 *tokens as u64 + *m as u64 - 1,
                 (context + 1).saturating_sub(*tokens)
             ),
+            Refusal::AccountTooLarge {
+                len,
+                prompt_len,
+                max_tokens_that_fit,
+            } => {
+                let past = format!(
+                    "the run's account would be {len} bytes, past the {MAX_ACCOUNT_LEN} an account \
+                     may hold (its key/value cache grows with every position)"
+                );
+                match max_tokens_that_fit {
+                    0 => format!(
+                        "{past}; even one token does not fit beside a prompt of {prompt_len} \
+                         bytes: shorten the prompt (nothing was sent)"
+                    ),
+                    m => format!(
+                        "{past}; {} positions fit with this prompt (its bytes, {max_tokens} and \
+                         one): give {max_tokens} {m} at most, or shorten the prompt (nothing was \
+                         sent)",
+                        *prompt_len as u64 + *m as u64 + 1
+                    ),
+                }
+            }
             Refusal::Core(e) => format!("section zero cannot tokenize the prompt: {e}"),
         }
     }
@@ -257,6 +317,49 @@ mod tests {
             ..ok
         };
         assert!(matches!(check(&TINY, &hot), Err(Refusal::Temperature(_))));
+    }
+
+    #[test]
+    fn a_run_must_fit_an_account() {
+        use crate::convert::{STORIES110M, STORIES15M};
+        let prompt = b"Once upon a time".to_vec();
+        let run = |config: &Config, max_tokens| {
+            check(
+                config,
+                &RunParams {
+                    prompt: &prompt,
+                    max_tokens,
+                    temperature_q16: 0,
+                    seed: 0,
+                },
+            )
+        };
+        // stories15M's whole context fits.
+        assert_eq!(run(&STORIES15M, STORIES15M.seq_len), Ok(()));
+        // stories110M's does not: the most that fits, and not one more.
+        let Err(Refusal::AccountTooLarge {
+            len,
+            max_tokens_that_fit: m,
+            ..
+        }) = run(&STORIES110M, 1_000)
+        else {
+            panic!("a 1,000-token run of stories110M fits an account");
+        };
+        assert!(len > MAX_ACCOUNT_LEN);
+        assert!((100..140).contains(&m), "{m}");
+        assert_eq!(run(&STORIES110M, m), Ok(()));
+        let over = run(&STORIES110M, m + 1).unwrap_err();
+        assert_eq!(
+            over.words(Spelling::Flags),
+            format!(
+                "the run's account would be {} bytes, past the 10485760 an account may hold (its \
+                 key/value cache grows with every position); {} positions fit with this prompt \
+                 (its bytes, --max-tokens and one): give --max-tokens {m} at most, or shorten \
+                 the prompt (nothing was sent)",
+                run_account_len(&STORIES110M, prompt.len(), m + 1).unwrap(),
+                prompt.len() + m as usize + 1
+            )
+        );
     }
 
     #[test]

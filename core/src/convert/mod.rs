@@ -18,7 +18,8 @@ mod tables;
 
 pub use checkpoint::{Checkpoint, Vocabulary};
 pub use synthetic::{
-    overflowing_checkpoint, synthetic_checkpoint, synthetic_tokenizer, STORIES15M, TINY,
+    overflowing_checkpoint, synthetic_checkpoint, synthetic_tokenizer, SHAPES, STORIES110M,
+    STORIES15M, STORIES42M, TINY, TINYLLAMA_1_1B,
 };
 pub use tables::{exp, exp_table, rope_table, score_key, silu_table, sin_cos};
 
@@ -50,6 +51,25 @@ impl Refusal {
 pub enum Input {
     Checkpoint,
     Tokenizer,
+}
+
+impl Input {
+    /// The input's name: `checkpoint` or `tokenizer`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Input::Checkpoint => "checkpoint",
+            Input::Tokenizer => "tokenizer",
+        }
+    }
+
+    /// What the input had to be, for a refusal's words: "FILE is not a
+    /// {kind}: {reason}", as `curta-core convert` and the page say it.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Input::Checkpoint => "llama2.c checkpoint",
+            Input::Tokenizer => "llama2.c tokenizer for this checkpoint",
+        }
+    }
 }
 
 /// Converts a llama2.c checkpoint and tokenizer into an artifact planned

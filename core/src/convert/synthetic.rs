@@ -1,5 +1,6 @@
-//! Synthetic inputs: the shapes of stories15M and of a tiny test model,
-//! and deterministic checkpoints and tokenizers of any shape.
+//! Synthetic inputs: the shapes of llama2.c's stories models, TinyLlama's
+//! and a tiny test model, and deterministic checkpoints and tokenizers of
+//! any shape.
 
 use std::vec::Vec;
 
@@ -17,6 +18,50 @@ pub const STORIES15M: Config = Config {
     seq_len: 256,
     charges: ChargeTable::Specification,
 };
+
+/// The shape of llama2.c's stories42M.
+pub const STORIES42M: Config = Config {
+    dim: 512,
+    hidden_dim: 1_376,
+    n_layers: 8,
+    n_heads: 8,
+    n_kv_heads: 8,
+    vocab_size: 32_000,
+    seq_len: 1_024,
+    charges: ChargeTable::Specification,
+};
+
+/// The shape of llama2.c's stories110M.
+pub const STORIES110M: Config = Config {
+    dim: 768,
+    hidden_dim: 2_048,
+    n_layers: 12,
+    n_heads: 12,
+    n_kv_heads: 12,
+    vocab_size: 32_000,
+    seq_len: 1_024,
+    charges: ChargeTable::Specification,
+};
+
+/// The shape of TinyLlama-1.1B (grouped-query attention: 4 key/value heads).
+pub const TINYLLAMA_1_1B: Config = Config {
+    dim: 2_048,
+    hidden_dim: 5_632,
+    n_layers: 22,
+    n_heads: 32,
+    n_kv_heads: 4,
+    vocab_size: 32_000,
+    seq_len: 2_048,
+    charges: ChargeTable::Specification,
+};
+
+/// The shapes `curta-core synthesize --shape` names.
+pub const SHAPES: [(&str, Config); 4] = [
+    ("stories15M", STORIES15M),
+    ("stories42M", STORIES42M),
+    ("stories110M", STORIES110M),
+    ("tinyllama-1.1b", TINYLLAMA_1_1B),
+];
 
 /// A deterministic synthetic llama2.c checkpoint of any shape: weights
 /// uniform in `±1/sqrt(columns)` from xorshift64 (so activations keep a

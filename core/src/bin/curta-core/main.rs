@@ -26,7 +26,7 @@ use failure::Failure;
 
 const USAGE: &str = "usage:
   curta-core convert CHECKPOINT TOKENIZER -o OUT.curta [--charges TABLE]
-  curta-core synthesize (--shape stories15M | --config D,H,L,NH,NKV,V,S) [--seed S] -o OUT.bin
+  curta-core synthesize (--shape stories15M|stories42M|stories110M|tinyllama-1.1b | --config D,H,L,NH,NKV,V,S) [--seed S] -o OUT.bin
   curta-core inspect ARTIFACT [--json]
   curta-core quote ARTIFACT (--prompt TEXT | --prompt-file FILE) --max-tokens N
                    [--temperature T | --temperature-q16 Q] [--allowance CU] [--json]

@@ -8,12 +8,24 @@ use crate::args::Args;
 use crate::failure::{refused, Failure};
 use crate::files::write;
 
-/// `synthesize (--shape stories15M | --config D,H,L,NH,NKV,V,S) [--seed S]
-/// -o OUT`.
+/// `synthesize (--shape NAME | --config D,H,L,NH,NKV,V,S) [--seed S] -o OUT`,
+/// NAME one of `SHAPES`.
 pub fn command(args: &Args) -> Result<(), Failure> {
     args.check(0, &["--shape", "--config", "--seed", "-o"])?;
     let config = match (args.get("--shape"), args.get("--config")) {
-        (Some("stories15M"), None) => curta_core::convert::STORIES15M,
+        (Some(name), None) => {
+            let shapes = curta_core::convert::SHAPES;
+            match shapes.iter().find(|(n, _)| *n == name) {
+                Some((_, config)) => *config,
+                None => {
+                    let names: Vec<&str> = shapes.iter().map(|(n, _)| *n).collect();
+                    let names = names.join(", ");
+                    return Err(Failure::Usage(format!(
+                        "--shape {name} is not one of {names}"
+                    )));
+                }
+            }
+        }
         (None, Some(list)) => {
             let values: Vec<u32> = list.split(',').filter_map(|v| v.parse().ok()).collect();
             if values.len() != 7 {
@@ -37,7 +49,7 @@ pub fn command(args: &Args) -> Result<(), Failure> {
                 }
             })?
         }
-        _ => return Err(Failure::Usage("give --shape stories15M or --config".into())),
+        _ => return Err(Failure::Usage("give --shape NAME or --config".into())),
     };
     let seed = args.get("--seed").map_or(Ok(1), |s| s.parse::<u64>());
     let seed = seed.map_err(|_| Failure::Usage("--seed takes a whole number".into()))?;
