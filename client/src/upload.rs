@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use curta_core::client::packing::{self, Version};
 use curta_core::client::upload::{self as core_upload, Step};
-use curta_core::protocol::{model, weight, WeightAccount};
+use curta_core::protocol::{weight, WeightAccount};
 use futures::future::try_join_all;
 use solana_pubkey::Pubkey;
 use solana_signer::Signer;
@@ -55,19 +55,12 @@ pub struct Uploaded {
 /// a weight account per section, and the fees of every transaction when
 /// each chunk is written (zero chunks are not, so fees come in at most).
 pub async fn estimate(cluster: &Cluster, artifact: &Artifact) -> Result<Needed> {
-    let m = artifact.metadata();
-    let count = m.section_count();
-    let mut rent = cluster.rent(model::len(count)).await?;
-    let chunk = packing::write_chunk(Version::Legacy);
-    // The model's creation and each binding: two signatures; each write,
-    // seal_section call and seal_model: one.
-    let mut signatures = 2 + 1;
-    for i in 0..count {
-        let len = m.section_len(i);
-        rent += cluster.rent(weight::HEADER_LEN + len).await?;
-        signatures += 2 + len.div_ceil(chunk) + core_upload::seal_calls(len);
+    let e = core_upload::estimate(&artifact.metadata(), packing::write_chunk(Version::Legacy));
+    let mut rent = 0;
+    for len in e.account_lens {
+        rent += cluster.rent(len).await?;
     }
-    let fees = signatures as u64 * cluster.lamports_per_signature().await?;
+    let fees = e.signatures as u64 * cluster.lamports_per_signature().await?;
     Ok(Needed::new().with("rent", rent).with("fees", fees))
 }
 

@@ -4,7 +4,7 @@
 //! the steps come in order, each chunk is written once, and the model
 //! ends sealed with the artifact's sections.
 
-use curta_core::client::upload::{next, Step, Upload};
+use curta_core::client::upload::{estimate, next, Step, Upload};
 use curta_core::convert::{
     convert, open_artifact, synthetic_checkpoint, synthetic_tokenizer, TINY,
 };
@@ -161,4 +161,46 @@ fn an_upload_goes_in_order_resumes_and_writes_each_chunk_once() {
     ModelAccountMut(swapped.model.as_mut().unwrap()).set_status(model::WRITING);
     swapped.weights.swap(0, 1);
     assert!(swapped.ask(&u).unwrap_err().contains("but says otherwise"));
+}
+
+#[test]
+fn the_estimate_is_what_an_upload_from_nothing_sends() {
+    let ck = synthetic_checkpoint(&TINY, 3).unwrap();
+    let artifact = convert(&ck, &synthetic_tokenizer(TINY.vocab_size)).unwrap();
+    let chunk = 986;
+    let u = Upload {
+        artifact: &artifact,
+        config: &CONFIG,
+        owner: &OWNER,
+        model: &MODEL,
+        chunk,
+    };
+    let m = open_artifact(&artifact).unwrap();
+    let e = estimate(&m, chunk);
+    let (mut chain, mut lens, mut binds, mut writes, mut seals) =
+        (Chain::default(), vec![], 0, 0, 0);
+    loop {
+        let step = chain.ask(&u).unwrap();
+        match &step {
+            Step::CreateModel { len } => lens.push(*len),
+            Step::Bind(b) => {
+                binds += b.len();
+                lens.extend(b.iter().map(|&(_, len)| len));
+            }
+            Step::Write(chunks) => writes += chunks.len(),
+            Step::Seal(s) => seals += s.iter().map(|s| s.calls).sum::<usize>(),
+            Step::SealModel => {}
+            Step::Done => break,
+        }
+        chain.take(&artifact, &step, false);
+    }
+    assert_eq!(e.account_lens, lens, "the accounts it pays rent for");
+    // Every chunk, zero ones too, which the upload skips.
+    let chunks: usize = (0..m.section_count())
+        .map(|i| m.section_len(i).div_ceil(chunk))
+        .sum();
+    assert_eq!(e.writes, chunks);
+    assert!(writes <= e.writes, "{writes} written of {}", e.writes);
+    assert_eq!(e.transactions, 1 + binds + e.writes + seals + 1);
+    assert_eq!(e.signatures, 2 + 2 * binds + e.writes + seals + 1);
 }

@@ -31,6 +31,42 @@ pub fn seal_cu(call: usize) -> u32 {
     SEAL_CU + call as u32
 }
 
+/// What a whole upload from nothing sends, and the accounts it pays rent
+/// for, when every chunk is written (zero chunks are not, so the figures
+/// are at most these): what a client quotes before it starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Estimate {
+    /// The model's account, then a weight account per section.
+    pub account_lens: Vec<usize>,
+    pub transactions: usize,
+    /// Of them, the chunk writes.
+    pub writes: usize,
+    pub signatures: usize,
+}
+
+/// The estimate of an upload of the artifact whose metadata is `m`, with
+/// `chunk` weight bytes a write: creating the model and binding each
+/// weight account take two signatures (the new account signs); each
+/// write, `seal_section` call and `seal_model` one.
+pub fn estimate(m: &Metadata, chunk: usize) -> Estimate {
+    let count = m.section_count();
+    let mut out = Estimate {
+        account_lens: Vec::from([model::len(count)]),
+        transactions: 2,
+        writes: 0,
+        signatures: 3,
+    };
+    for i in 0..count {
+        let len = m.section_len(i);
+        let (writes, seals) = (len.div_ceil(chunk), seal_calls(len));
+        out.account_lens.push(weight::HEADER_LEN + len);
+        out.writes += writes;
+        out.transactions += 1 + writes + seals;
+        out.signatures += 2 + writes + seals;
+    }
+    out
+}
+
 /// One chunk a `write` carries: `len` bytes of `section` at `offset`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Chunk {
