@@ -55,7 +55,7 @@ WASM_BUILD_STD := std,panic_abort
 	build-sbf build-sbf-probe build-wasm demo localnet localnet-15m web web-build \
 	test lint lint-host test-core test-program test-localnet test-e2e test-faults test-bitexact test-costs \
 	test-wasm test-web idl test-idl test-js-chain test-browser test-reproducible \
-	golden bench fuzz fuzz-seeds
+	golden bench bench-web fuzz fuzz-seeds
 
 setup-sbf:
 	@bash $(ROOT)/scripts/setup-sbf.sh
@@ -350,6 +350,13 @@ golden: setup build-sbf build-wasm
 bench: models
 	cd $(ROOT) && CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) \
 		cargo run -q --release -p curta-core --features std --example bench
+
+# The offline run's tokens per second in the page (headless Chromium, the
+# run in its worker) beside the module's in Node, on the same run:
+# stories260K, "Once upon a time", 200 tokens, T = 0, in turns
+# (web/scripts/bench-offline.js; TOKENS=N, ROUNDS=N). Prints, asserts nothing.
+bench-web: setup-browser models web-build
+	cd $(ROOT)/web && CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) node scripts/bench-offline.js
 
 # Fuzzing (fuzz/: cargo-fuzz and libFuzzer on rustup's nightly, its own
 # workspace). `make fuzz FUZZ_SECONDS=N` runs every target N seconds (60

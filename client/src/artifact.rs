@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use curta_core::convert::{convert_explained, open_artifact};
+use curta_core::convert::{convert_explained, open_artifact, Input};
 use curta_core::format::{ChargeTable, MAGIC};
 use curta_core::sha256::{hex, sha256};
 use curta_core::Metadata;
@@ -61,11 +61,17 @@ impl Artifact {
             ),
             (false, Some(tok)) => {
                 let table = charges.unwrap_or_default();
-                convert_explained(&bytes, &read(tok)?, table).map_err(|(_, r)| {
+                // The words of `curta-core convert` and the page: which
+                // file is refused, what it had to be, and why.
+                convert_explained(&bytes, &read(tok)?, table).map_err(|(input, r)| {
+                    let refused = match input {
+                        Input::Checkpoint => path,
+                        Input::Tokenizer => tok,
+                    };
                     Error::from(r.error).context(format!(
-                        "converting {} with {}: {}",
-                        path.display(),
-                        tok.display(),
+                        "{} is not a {}: {}",
+                        refused.display(),
+                        input.kind(),
                         r.reason
                     ))
                 })?

@@ -33,16 +33,32 @@ export function wireJson(value) {
 export const ERROR_NAMES = {};
 
 /**
+ * Why the module refused a conversion, in the core's words (`convert`'s
+ * reply): a caller says "FILE is not a KIND: REASON", as `curta-core
+ * convert` does.
+ * @typedef {object} CoreRefusal
+ * @property {string} reason what is wrong, e.g. "it is 433869 bytes, 427547 more than a tokenizer of 512 tokens, ..."
+ * @property {'checkpoint' | 'tokenizer' | null} input the input refused, when it is one of them
+ * @property {string | null} kind what that input had to be, e.g. "llama2.c tokenizer for this checkpoint"
+ */
+
+/**
  * A core error: `message` is `Curta core error N`, `code` is N and `name` the
- * error's name (InvalidPrompt for 6, ...).
+ * error's name (InvalidPrompt for 6, ...); `refusal` is why in the core's
+ * words, when the module gave them (a conversion's).
  */
 export class CurtaCoreError extends Error {
-  /** @param {number} code */
-  constructor(code) {
+  /**
+   * @param {number} code
+   * @param {CoreRefusal} [refusal]
+   */
+  constructor(code, refusal) {
     super(`Curta core error ${code}`);
     /** The core error's number, 1 to 8. */
     this.code = code;
     this.name = ERROR_NAMES[code] ?? 'CurtaCoreError';
+    /** @type {CoreRefusal | undefined} */
+    this.refusal = refusal;
   }
 }
 
@@ -88,6 +104,7 @@ export const EXPORTS = Object.freeze([
   'replay_run',
   'receipt_differences',
   'upload_next',
+  'upload_estimate',
   'section_digest',
   'model_identity',
   'write_chunk',
@@ -364,11 +381,16 @@ export class CoreWasm {
     const copies = buffers.map((b) => this.copyIn(b instanceof Uint8Array ? b : new TextEncoder().encode(wireJson(b))));
     try {
       const status = call(...leading, ...copies.flatMap((c) => [c.pointer, c.length])) >>> 0;
-      const text = new TextDecoder().decode(this.view(this.exports.reply_pointer() >>> 0, this.exports.reply_length() >>> 0));
-      return { status, reply: JSON.parse(text) };
+      return { status, reply: this.lastReply() };
     } finally {
       for (const c of copies) c.free();
     }
+  }
+
+  /** The reply the last client-core export (or failed `convert`) left, parsed. */
+  lastReply() {
+    const text = new TextDecoder().decode(this.view(this.exports.reply_pointer() >>> 0, this.exports.reply_length() >>> 0));
+    return JSON.parse(text);
   }
 
   /**
@@ -521,6 +543,21 @@ export class CoreWasm {
    */
   writeChunk(version) {
     return this.exports.write_chunk(version === 'legacy' ? 0 : 1) >>> 0;
+  }
+
+  /**
+   * What an upload of `artifact` from nothing sends, and the lengths of the
+   * accounts it pays rent for (the model's, then a weight account per
+   * section), a write carrying `chunk` weight bytes: the client core's
+   * estimate, the one `curta model upload` checks the balance against.
+   * @param {Uint8Array} artifact
+   * @param {number} chunk
+   * @returns {{ accountLengths: number[], transactions: number, writes: number, signatures: number }}
+   */
+  uploadEstimate(artifact, chunk) {
+    const { status, reply } = this.callJson(this.exports.upload_estimate, [chunk], [artifact]);
+    if (status !== 0) throw new RangeError(`upload_estimate: ${reply.error}`);
+    return { ...reply, accountLengths: reply.accountLengths.map(Number) };
   }
 
   /**
@@ -745,14 +782,18 @@ export class CoreWasm {
    *   planned with, fixed in the artifact's flags: `specification` (the default) or `measured` (fewer, fuller turns)
    * @returns {Uint8Array} the `.curta` file
    * @throws {RangeError} for a `charges` that names no table
+   * @throws {CurtaCoreError} for inputs the converter refuses, with its words in `refusal`
    */
   convert(checkpoint, tokenizer, options = {}) {
     const flags = chargesFlag(options.charges);
     return this.withBuffers([checkpoint, tokenizer], (c, t) => {
       const pointer = this.exports.convert_with(c.pointer, c.length, t.pointer, t.length, flags) >>> 0;
       const length = this.exports.result_len() >>> 0;
-      // On failure result_len holds the error's number.
-      if (pointer === 0) throw new CurtaCoreError(length);
+      // On failure result_len holds the error's number, and the reply why.
+      if (pointer === 0) {
+        const { error: reason, input, kind } = this.lastReply();
+        throw new CurtaCoreError(length, { reason, input, kind });
+      }
       const artifact = this.view(pointer, length).slice();
       this.dealloc(pointer, length);
       return artifact;

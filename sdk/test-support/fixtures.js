@@ -42,7 +42,7 @@ export const CLI_PATH = process.env.CURTA_CLI ?? join(REPO_ROOT, 'target/release
 /**
  * Runs the native CLI.
  * @param {string[]} args
- * @returns {string} its standard output
+ * @returns {string} its standard output (a failure's error carries its `stderr`)
  */
 export function cli(args) {
   if (!existsSync(CLI_PATH)) {
@@ -51,7 +51,7 @@ export function cli(args) {
         '`cargo build --release -p curta-core --features std --bin curta-core`',
     );
   }
-  return execFileSync(CLI_PATH, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 1 << 26 });
+  return execFileSync(CLI_PATH, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26 });
 }
 
 const scratch = mkdtempSync(join(tmpdir(), 'curta-sdk-test-'));

@@ -94,6 +94,48 @@ test('convert: files that do not match their formats are InvalidFormat (2)', asy
   assert.throws(() => c.convert(new Uint8Array(28), tokenizer), invalid);
 });
 
+test("convert: a refusal carries the core's words, the native converter's", async () => {
+  const c = await core();
+  const checkpoint = join(modelsDir(), 'stories260K.bin');
+  const tokenizer = join(modelsDir(), 'tokenizer.bin');
+  // The 32,000-token tokenizer for a 512-token checkpoint: its length against the vocabulary.
+  const caught = captured(() => c.convert(modelFile('stories260K.bin'), modelFile('tokenizer.bin')));
+  assert.ok(caught instanceof CurtaCoreError);
+  assert.equal(caught.name, 'InvalidFormat');
+  assert.deepEqual(caught.refusal, {
+    reason: "it is 433869 bytes, 427547 more than a tokenizer of 512 tokens, the checkpoint's vocabulary (6322 bytes)",
+    input: 'tokenizer',
+    kind: 'llama2.c tokenizer for this checkpoint',
+  });
+  const words = `${tokenizer} is not a ${caught.refusal.kind}: ${caught.refusal.reason} (InvalidFormat, core error 2)`;
+  assert.equal(cliError(['convert', checkpoint, tokenizer, '-o', scratchPath('refused.curta')]), `error: ${words}\n`);
+  // The checkpoint refused: a header of seven zero words.
+  const header = captured(() => c.convert(new Uint8Array(28), modelFile('tok512.bin')));
+  assert.equal(header.refusal.input, 'checkpoint');
+  assert.equal(header.refusal.kind, 'llama2.c checkpoint');
+  assert.equal(header.refusal.reason, 'its header gives dim 0');
+});
+
+/** @param {() => unknown} fn the error `fn` throws */
+function captured(fn) {
+  try {
+    fn();
+  } catch (e) {
+    return /** @type {any} */ (e);
+  }
+  throw new Error('it did not throw');
+}
+
+/** The native CLI's standard error, from a run that fails. @param {string[]} args */
+function cliError(args) {
+  try {
+    cli(args);
+  } catch (e) {
+    return /** @type {any} */ (e).stderr;
+  }
+  throw new Error(`curta-core ${args.join(' ')} succeeded`);
+}
+
 test('convert (raw): 0 on failure with the error in result_len; the artifact freed with dealloc', async () => {
   const c = await core();
   const { exports } = c;

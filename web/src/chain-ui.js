@@ -1,7 +1,7 @@
 // The on-chain half of the page: cluster, wallet (Wallet Standard, or a
 // local key on localnet), model by address or upload, the quote, and the
 // run paid through a session key, streamed and verified turn by turn.
-import { createKeyPairSignerFromPrivateKeyBytes, isAddress } from '@solana/kit';
+import { address, createKeyPairSignerFromPrivateKeyBytes, isAddress } from '@solana/kit';
 import { getTransferSolInstruction } from '@solana-program/system';
 import {
   CurtaReplayMismatch,
@@ -19,20 +19,21 @@ import {
   initConfig,
   openRun,
   quoteRun,
+  quoteUpload,
   receiptDifferences,
   replayFromParams,
   runAccountSigner,
   sendAndConfirm,
   uploadModel,
 } from '@curta/sdk';
-import { $, formatNumber, setFacts, setProgress, setStatus } from './dom.js';
+import { $, formatNumber, letPaint, setFacts, setProgress, setStatus } from './dom.js';
 import { airdrop, checkCluster, sol } from './cluster.js';
 import { indexedDbJournal } from './journal-idb.js';
 import { drawUnits } from './plot.js';
 import { endSession, newSession, savedSession, sessionSigner, updateSession } from './session-key.js';
 import { getItem, setItem } from './store.js';
 import { chainOf, connectWallet, walletSigner, watchWallets } from './wallet.js';
-import { inWords, mismatchWords } from './words.js';
+import { addressWords, inWords, mismatchWords } from './words.js';
 
 /** What a local key is given on localnet. */
 const LOCAL_AIRDROP = 20_000_000_000n;
@@ -56,9 +57,10 @@ const LOCAL_AIRDROP = 20_000_000_000n;
  *   model: Awaited<ReturnType<typeof fetchModel>> | null,
  *   allowance: number,
  *   artifact: Uint8Array | null,
+ *   programFound: string,
  * }}
  */
-export const chain = { cluster: null, signer: null, signerName: '', model: null, allowance: DEFAULT_ALLOWANCE, artifact: null };
+export const chain = { cluster: null, signer: null, signerName: '', model: null, allowance: DEFAULT_ALLOWANCE, artifact: null, programFound: '' };
 
 /** @param {Page} page */
 export function setupChain(page) {
@@ -79,11 +81,11 @@ export function setupChain(page) {
     );
   });
 
-  $('connect-cluster').addEventListener('click', () => page.guarded(async () => void (await connectCluster())));
+  $('connect-cluster').addEventListener('click', () => page.guarded(connectTyped));
 
   $('connect-wallet').addEventListener('click', () =>
     page.guarded(async () => {
-      const cluster = await connectCluster();
+      const cluster = await connectTyped();
       const wallet = wallets[Number(/** @type {HTMLSelectElement} */ ($('wallet-select')).value)];
       if (!wallet) throw new Error('No wallet to connect: install a Wallet Standard wallet, or use a local key on localnet.');
       const account = await connectWallet(wallet);
@@ -95,7 +97,7 @@ export function setupChain(page) {
 
   $('local-key').addEventListener('click', () =>
     page.guarded(async () => {
-      const cluster = await connectCluster();
+      const cluster = await connectTyped();
       if (chainOf(cluster.url) !== 'solana:localnet') {
         throw new Error(`A local key is for localnet only; ${cluster.url} is not on this machine. Connect a wallet instead.`);
       }
@@ -142,6 +144,7 @@ export function setupChain(page) {
       const key = await sessionSigner(session);
       const client = createCurtaClient({ rpc: cluster.rpc, programId: session.programId, payer: key, secret: session.seed, core: await page.corePromise, journal: indexedDbJournal() });
       const back = await giveBack(client, session, session.runAddress);
+      void showBalance().catch(() => {});
       setStatus(`The session key ${key.address} sent ${sol(back.sent)} back to ${session.owner}; its run is closed.`);
     });
   });
@@ -190,19 +193,71 @@ export async function connectCluster() {
   return chain.cluster;
 }
 
+/**
+ * Connects to the cluster and program typed: a program address that is
+ * not one is refused before anything connects, and one where the cluster
+ * has no program once it answers. An empty one connects the cluster alone.
+ */
+async function connectTyped() {
+  const typed = /** @type {HTMLInputElement} */ ($('program-id')).value.trim();
+  if (typed) programId();
+  const cluster = await connectCluster();
+  if (typed) await checkProgram(cluster, typed);
+  else $('cluster-info').textContent = `Connected: ${cluster.url}, Solana ${cluster.version}, slot ${cluster.slot}; type the curta program's address on this cluster.`;
+  return cluster;
+}
+
+/** The program address typed, checked for form. */
 function programId() {
   const id = /** @type {HTMLInputElement} */ ($('program-id')).value.trim();
   if (!id) throw new Error("Type the curta program's address on this cluster.");
-  if (!isAddress(id)) throw new Error(`"${id}" is not a Solana address (base58, 32 bytes).`);
+  if (!isAddress(id)) throw new Error(`${addressWords('The curta program address', id)} Nothing was connected.`);
+  return id;
+}
+
+/**
+ * That a program is at `id` on the cluster (read once per cluster and address).
+ * @param {NonNullable<typeof chain.cluster>} cluster
+ * @param {string} id
+ */
+async function checkProgram(cluster, id) {
+  const found = `${cluster.url} ${id}`;
+  if (chain.programFound !== found) {
+    const { value } = await cluster.rpc.getAccountInfo(address(id), { commitment: 'confirmed', encoding: 'base64', dataSlice: { offset: 0, length: 0 } }).send();
+    if (!value) {
+      throw new Error(`There is no program at ${id} on ${cluster.url}: deploy curta there (curta deploy prints its address), or type the address it has on this cluster.`);
+    }
+    if (!value.executable) throw new Error(`${id} on ${cluster.url} is not a program but an account of ${value.owner}: type the curta program's address.`);
+    chain.programFound = found;
+  }
+  $('cluster-info').textContent = `Connected: ${cluster.url}, Solana ${cluster.version}, slot ${cluster.slot}; the program ${id} is there.`;
   return id;
 }
 
 async function showSigner() {
-  const cluster = /** @type {NonNullable<typeof chain.cluster>} */ (chain.cluster);
-  const signer = /** @type {NonNullable<typeof chain.signer>} */ (chain.signer);
-  const { value } = await cluster.rpc.getBalance(signer.address, { commitment: 'confirmed' }).send();
-  $('wallet-info').textContent = `Paying with ${chain.signerName}: ${sol(value)}.`;
+  await showBalance();
   setStatus('Wallet ready.');
+}
+
+/** When the balance line was last read, for `showBalanceSometimes`. */
+let balanceRead = 0;
+/** Reads started, so that an older answer arriving late does not replace a newer one. */
+let balanceReads = 0;
+
+/** Reads the paying key's balance again, after a transaction it paid. */
+async function showBalance() {
+  const cluster = chain.cluster;
+  const signer = chain.signer;
+  if (!cluster || !signer) return;
+  balanceRead = performance.now();
+  const read = ++balanceReads;
+  const { value } = await cluster.rpc.getBalance(signer.address, { commitment: 'confirmed' }).send();
+  if (chain.signer === signer && read === balanceReads) $('wallet-info').textContent = `Paying with ${chain.signerName}: ${sol(value)}.`;
+}
+
+/** `showBalance` at most once a second, never waited for: while an upload's transactions land. */
+function showBalanceSometimes() {
+  if (performance.now() - balanceRead >= 1000) showBalance().catch(() => {});
 }
 
 /**
@@ -213,9 +268,10 @@ async function reader(page) {
   const cluster = await connectCluster();
   const core = await page.corePromise;
   const payer = chain.signer ?? (await createKeyPairSignerFromPrivateKeyBytes(new Uint8Array(32)));
+  const id = await checkProgram(cluster, programId());
   // With the page's journal: what an earlier load left in flight lands (or
   // expires) before anything is read, so what is read is what will stay.
-  return createCurtaClient({ rpc: cluster.rpc, programId: programId(), payer, core, journal: indexedDbJournal() });
+  return createCurtaClient({ rpc: cluster.rpc, programId: id, payer, core, journal: indexedDbJournal() });
 }
 
 /**
@@ -225,7 +281,7 @@ async function reader(page) {
  */
 async function loadModel(page, address) {
   if (!address) throw new Error('Type the address of a Curta model account.');
-  if (!isAddress(address)) throw new Error(`"${address}" is not a Solana address (base58, 32 bytes).`);
+  if (!isAddress(address)) throw new Error(addressWords('The model address', address));
   const client = await reader(page);
   setStatus(`Reading model ${address}…`);
   let model;
@@ -275,23 +331,58 @@ async function upload(page) {
   // interrupted upload is found again after a reload.
   const client = createCurtaClient({
     rpc: cluster.rpc,
-    programId: programId(),
+    programId: await checkProgram(cluster, programId()),
     payer: signer,
     secret: await kept('owner-secret'),
     core: await page.corePromise,
     journal: indexedDbJournal(),
   });
-  setStatus('Creating or finding your config…');
+  // What it costs, shown before anything is sent.
+  setStatus('Quoting the upload…');
+  const q = await quoteUpload(client, artifact);
+  setFacts('quote-info', [
+    ['upload rent', `${sol(q.rent)} held by the model's account and its ${formatNumber(q.accounts - 1)} weight accounts (closing the model returns it)`],
+    ['upload fees', `${sol(q.fees)} at most, for ${formatNumber(q.transactions)} transactions (${formatNumber(q.writes)} chunk writes)`],
+    ...(q.configRent > 0n
+      ? /** @type {Array<[string, string]>} */ ([['config account', `${sol(q.configRent)} rent and ${sol(q.configFees)} in fees, for yours, made first`]])
+      : []),
+  ]);
+  setStatus(q.configRent > 0n ? 'Creating your config account…' : 'Finding your config account…');
   const { config } = await initConfig(client);
+  void showBalance().catch(() => {});
   const started = performance.now();
   const uploaded = await uploadModel(client, artifact, {
     config,
-    onProgress: (p) =>
-      setProgress('upload-progress', p.total ? p.done / p.total : 1, `upload: ${p.stage} ${formatNumber(p.done)} of ${formatNumber(p.total)}`),
+    onProgress: (p) => {
+      setProgress('upload-progress', p.total ? p.done / p.total : 1, `upload: ${p.stage} ${formatNumber(p.done)} of ${formatNumber(p.total)}`);
+      setStatus(uploadStepWords(p));
+      showBalanceSometimes();
+    },
   });
   const seconds = (performance.now() - started) / 1000;
   setProgress('upload-progress', 1, `uploaded: ${uploaded.summary.transactions} transactions, ${sol(uploaded.summary.fees)} in fees, ${seconds.toFixed(1)} s`);
+  await showBalance();
   await loadModel(page, uploaded.model);
+}
+
+/**
+ * An upload's step, for the status line.
+ * @param {{ stage: string, done: number, total: number }} p the SDK's UploadProgress
+ */
+function uploadStepWords(p) {
+  const of = `${formatNumber(p.done)} of ${formatNumber(p.total)}`;
+  switch (p.stage) {
+    case 'model':
+      return 'Creating the model account…';
+    case 'bind':
+      return `Binding a weight account to each section: ${of}…`;
+    case 'write':
+      return `Writing the weights: ${of} bytes…`;
+    case 'seal':
+      return `Sealing the sections, then the model: ${of}…`;
+    default:
+      return 'Uploaded; reading the model back…';
+  }
 }
 
 /**
@@ -435,6 +526,8 @@ async function generate(page, timing) {
     run: { prompt: new TextDecoder().decode(input.prompt), maxTokens: input.maxTokens, temperature: input.temperature, seed: String(input.seed) },
     quotedTurns: q.turns,
     crankFee: String(q.crankFee),
+    // performance.now() starts again with every load; the time of day does not.
+    clickedAt: performance.timeOrigin + timing.clicked,
   });
   const sessionKey = await sessionSigner(session);
   const amount = fundingFor(q, await keyRent(readClient), q.crankFee > 0n);
@@ -455,8 +548,9 @@ async function generate(page, timing) {
       if (/** @type {any} */ (e)?.refused) await endSession();
       throw e;
     }
-    await updateSession(session, { phase: 'running', runAddress: opened.run, crankDeposit: String(opened.crank.deposit) });
-    await work(page, session, { timing, fundingFee: opened.summary.fees });
+    await updateSession(session, { phase: 'running', runAddress: opened.run, crankDeposit: String(opened.crank.deposit), fees: String(opened.summary.fees) });
+    void showBalance().catch(() => {});
+    await work(page, session);
     return;
   }
   setStatus(`Asking ${chain.signerName} to approve ${sol(amount)} for the session key ${sessionKey.address}…`);
@@ -472,8 +566,9 @@ async function generate(page, timing) {
     if (/** @type {any} */ (e)?.refused) await endSession();
     throw e;
   }
-  await updateSession(session, { phase: 'funded', fundingSignature: funded.signature });
-  await work(page, session, { timing, fundingFee: funded.fee });
+  await updateSession(session, { phase: 'funded', fundingSignature: funded.signature, fees: String(funded.fee) });
+  void showBalance().catch(() => {});
+  await work(page, session);
 }
 
 /**
@@ -485,13 +580,21 @@ async function resume(page, session) {
   /** @type {HTMLInputElement} */ ($('cluster')).value = session.cluster;
   /** @type {HTMLInputElement} */ ($('program-id')).value = session.programId;
   /** @type {HTMLTextAreaElement} */ ($('prompt')).value = session.run.prompt;
+  // A value set here fires no input event: the byte count is told.
+  $('prompt').dispatchEvent(new Event('input'));
   /** @type {HTMLInputElement} */ ($('max-tokens')).value = String(session.run.maxTokens);
   /** @type {HTMLInputElement} */ ($('temperature')).value = session.run.temperature;
   /** @type {HTMLInputElement} */ ($('seed')).value = session.run.seed;
   await connectCluster();
-  await loadModel(page, session.model);
+  setStatus('Resuming: the transactions the last visit left in flight land first, or expire (up to about a minute)…');
+  // The SDK settles a client's journal before its first read; loadModel's reads then find it settled.
   const client = await reader(page);
-  if (!chain.artifact) chain.artifact = await fetchArtifact(client, /** @type {any} */ (chain.model));
+  await fetchModel(client, session.model).catch(() => null);
+  await loadModel(page, session.model);
+  if (!chain.artifact) {
+    setStatus('Reading the model’s weights from the chain, to replay its turns…');
+    chain.artifact = await fetchArtifact(client, /** @type {any} */ (chain.model));
+  }
   if (session.phase === 'created') {
     // The funding was in flight, or never sent: loadModel's reads settled
     // the journal, so it has landed by now or never will. Never ask again here.
@@ -503,7 +606,32 @@ async function resume(page, session) {
       return;
     }
   }
-  await work(page, session, { timing: null, fundingFee: 0n });
+  await work(page, session, true);
+}
+
+/**
+ * The fees of every transaction naming `who` that landed, failed or not:
+ * after a reload, what the session key's run has paid so far (its
+ * funding, opening, turns, and its close when the last load got that far).
+ * @param {import('@curta/sdk').CurtaClient} client
+ * @param {string} who
+ */
+async function feesNaming(client, who) {
+  let fees = 0n;
+  /** @type {any} */
+  let before;
+  for (;;) {
+    const signatures = await client.rpc.getSignaturesForAddress(address(who), { commitment: 'confirmed', limit: 1000, before }).send();
+    // A few at a time: a public RPC limits its rate.
+    for (let i = 0; i < signatures.length; i += 32) {
+      const txs = await Promise.all(
+        signatures.slice(i, i + 32).map((s) => client.rpc.getTransaction(s.signature, { commitment: 'confirmed', encoding: 'json', maxSupportedTransactionVersion: 0 }).send()),
+      );
+      for (const tx of txs) fees += BigInt(tx?.meta?.fee ?? 0);
+    }
+    if (signatures.length < 1000) return fees;
+    before = signatures[signatures.length - 1].signature;
+  }
 }
 
 /** The run going in this page, which "Stop and send back" stops. @type {AbortController | null} */
@@ -513,9 +641,9 @@ let running = null;
  * The session key's part: open, crank, close, send back what is left.
  * @param {Page} page
  * @param {import('./session-key.js').SessionRecord} session
- * @param {{ timing: { clicked: number } | null, fundingFee: bigint }} o
+ * @param {boolean} [resumed] left by an earlier load of the page
  */
-async function work(page, session, o) {
+async function work(page, session, resumed = false) {
   const cluster = /** @type {NonNullable<typeof chain.cluster>} */ (chain.cluster);
   const key = await sessionSigner(session);
   const client = createCurtaClient({
@@ -534,7 +662,7 @@ async function work(page, session, o) {
   running = new AbortController();
   const signal = running.signal;
   try {
-    await workUntilStopped(page, session, o, { client, key, params, quoted, signal });
+    await workUntilStopped(page, session, { client, key, params, quoted, signal, resumed });
   } finally {
     running = null;
   }
@@ -543,21 +671,34 @@ async function work(page, session, o) {
 /**
  * @param {Page} page
  * @param {import('./session-key.js').SessionRecord} session
- * @param {{ timing: { clicked: number } | null, fundingFee: bigint }} o
- * @param {{ client: import('@curta/sdk').CurtaClient, key: { address: string }, params: { prompt: string, maxTokens: number, temperature: string, seed: bigint }, quoted: number, signal: AbortSignal }} w
+ * @param {{ client: import('@curta/sdk').CurtaClient, key: { address: string }, params: { prompt: string, maxTokens: number, temperature: string, seed: bigint }, quoted: number, signal: AbortSignal, resumed: boolean }} w
  */
-async function workUntilStopped(page, session, o, w) {
-  const { client, key, params, quoted, signal } = w;
+async function workUntilStopped(page, session, w) {
+  const { client, key, params, quoted, signal, resumed } = w;
   const cluster = /** @type {NonNullable<typeof chain.cluster>} */ (chain.cluster);
+  /** Each turn's transaction's compute units, by turn (the chain's meta, live or read back after a reload). */
   const units = /** @type {Array<number | undefined>} */ ([]);
-  drawUnits(/** @type {any} */ ($('cu-plot')), quoted, units);
-  let fees = o.fundingFee;
+  const svg = /** @type {SVGSVGElement} */ (/** @type {unknown} */ ($('cu-plot')));
+  drawUnits(svg, quoted, units);
+  // What the run has paid in fees: before its turns (the funding, the
+  // opening), kept with the session; after a reload, all the session key's
+  // transactions so far, read from the chain before this load sends any
+  // (the last load's in flight have landed or expired: the journal is settled).
+  let fees = BigInt(session.fees ?? '0');
+  if (resumed) {
+    setStatus('Adding up the fees the run has paid so far…');
+    fees = await feesNaming(client, key.address);
+  }
   let landed = 0;
   const decoder = new TextDecoder();
   let text = '';
   /** @type {string | null} */
   let runShown = null;
   let crankersPaid = 0n;
+  // The click, on this load's clock (a reload's is later: it may be negative).
+  const clicked = session.clickedAt === undefined ? null : session.clickedAt - performance.timeOrigin;
+  /** @type {number | null} */
+  let lastTokenSeconds = null;
   const facts = () =>
     setFacts('run-stats', [
       ['where', `on chain, ${cluster.url}`],
@@ -569,27 +710,44 @@ async function workUntilStopped(page, session, o, w) {
       ['fees so far', sol(fees)],
       ...(lastTokenSeconds !== null ? /** @type {Array<[string,string]>} */ ([['click to last token', `${lastTokenSeconds.toFixed(2)} s`]]) : []),
     ]);
-  /** @type {number | null} */
-  let lastTokenSeconds = null;
+  /** The chart once a frame at most: a reload may show hundreds of turns at once. */
+  let chartDue = false;
+  const chart = () => {
+    if (chartDue) return;
+    chartDue = true;
+    requestAnimationFrame(() => {
+      chartDue = false;
+      drawUnits(svg, quoted, units);
+    });
+  };
 
   const crankFee = BigInt(session.crankFee ?? '0');
   if (session.phase === 'funded' || session.phase === 'created') {
     setStatus(crankFee > 0n ? 'The session key opens the run with a deposit for its crankers…' : 'The session key opens the run…');
     const opened = await openRun(client, session.model, { ...params, crankFee }, { artifact: /** @type {Uint8Array} */ (chain.artifact) });
     fees += opened.summary.fees;
-    await updateSession(session, { phase: 'running', runAddress: opened.run, crankDeposit: String(opened.crank.deposit) });
+    await updateSession(session, { phase: 'running', runAddress: opened.run, crankDeposit: String(opened.crank.deposit), fees: String(fees) });
   }
   // The terms the run was opened with, which its receipts must show.
   const crank = { fee: crankFee, deposit: BigInt(session.crankDeposit ?? '0') };
   const runAddress = session.runAddress ?? (await runAccountSigner(client, session.model, params)).address;
   runShown = runAddress;
-  /** @param {{ turn: number, text: Uint8Array }} t */
-  const showText = (t) => {
-    landed = t.turn;
+  /**
+   * A turn landed and verified: its text, its compute units, and the fee
+   * it adds to the run's (a cranker pays its own; a turn before the reload
+   * is counted already).
+   * @param {{ turns: number, text: Uint8Array, computeUnits: bigint }} t
+   * @param {bigint} fee
+   */
+  const showTurn = (t, fee) => {
+    landed = t.turns;
+    units[t.turns - 1] = Number(t.computeUnits);
+    chart();
+    fees += fee;
     if (t.text.length > 0) {
       text += decoder.decode(t.text, { stream: true });
       $('output-text').textContent = text;
-      if (o.timing) lastTokenSeconds = (performance.now() - o.timing.clicked) / 1000;
+      if (clicked !== null) lastTokenSeconds = (performance.now() - clicked) / 1000;
     }
     setProgress('run-progress', landed / quoted, `${landed} of ${quoted} turns landed`);
     facts();
@@ -599,21 +757,34 @@ async function workUntilStopped(page, session, o, w) {
     // follows the run's receipts, each checked against the replay.
     facts();
     setStatus(`Crankers send the turns (${formatNumber(crankFee)} lamports a turn); each is checked against the module’s replay as it lands.`);
-    await verifyLanded(client, runAddress, params, Infinity, crank, (r) => {
-      crankersPaid += r.crankPaid;
-      showText({ turn: r.turns, text: r.text });
-    }, signal);
+    await verifyLanded(client, runAddress, params, {
+      upTo: Infinity,
+      crank,
+      signal,
+      onReceipt: (r) => {
+        crankersPaid += r.crankPaid;
+        showTurn(r, 0n);
+      },
+    });
   } else {
     // What landed before a reload.
     const before = await fetchRun(client, runAddress).catch(() => null);
     if (!before || before.info.turns > 0) {
       // Turns that landed before the reload (all of them, and the run closed,
-      // when the last load got that far): read back from the chain's history.
-      setStatus("Checking the turns that landed before the reload against the module's replay…");
-      const earlier = await verifyLanded(client, runAddress, params, before ? before.info.turns : Infinity, crank, null);
-      landed = earlier.landed;
-      text = decoder.decode(earlier.text, { stream: true });
-      $('output-text').textContent = text;
+      // when the last load got that far): read back from the chain's history,
+      // each shown as it is checked.
+      const upTo = before ? before.info.turns : Infinity;
+      const of = before ? ` of ${formatNumber(upTo)}` : '';
+      setStatus('Replaying the run in the module, to check the turns that landed before the reload…');
+      await verifyLanded(client, runAddress, params, {
+        upTo,
+        crank,
+        earlier: true,
+        onReceipt: (r) => {
+          showTurn(r, 0n);
+          setStatus(`Checking the turns that landed before the reload against the module's replay: ${formatNumber(r.turns)}${of}…`);
+        },
+      });
     }
     facts();
     setProgress('run-progress', landed / quoted, `${landed} of ${quoted} turns landed`);
@@ -623,11 +794,12 @@ async function workUntilStopped(page, session, o, w) {
         artifact: /** @type {Uint8Array} */ (chain.artifact),
         signal,
         onTurn: (t) => {
-          fees += t.fee;
-          units[t.turn - 1] = t.programCu;
-          drawUnits(/** @type {any} */ ($('cu-plot')), quoted, units);
-          addTurn(t.turn, `turn ${t.turn}: ${formatNumber(t.programCu)} CU, ${t.generated} tokens, receipt equals the replay (state ${t.stateSha256.slice(0, 12)}…)`, 'verified');
-          showText(t);
+          addTurn(t.turn, `turn ${t.turn}: ${formatNumber(Number(t.consumedCu))} CU (the program's ${formatNumber(t.programCu)}), ${t.generated} tokens, receipt equals the replay (state ${t.stateSha256.slice(0, 12)}…)`, 'verified');
+          showTurn({ turns: t.turn, text: t.text, computeUnits: t.consumedCu }, t.fee);
+        },
+        onFailed: (f) => {
+          fees += f.fee;
+          facts();
         },
       });
     } catch (e) {
@@ -642,6 +814,7 @@ async function workUntilStopped(page, session, o, w) {
   }
   text += decoder.decode();
   $('output-text').textContent = text;
+  drawUnits(svg, quoted, units);
   // Stopped: a client of its own, which first waits for the turns still in
   // flight to land or expire (the SDK settles a client's journal before it
   // reads the chain), so none lands after the key is emptied.
@@ -650,8 +823,11 @@ async function workUntilStopped(page, session, o, w) {
     : client;
   const back = await giveBack(closer, session, runAddress);
   fees += back.fees;
+  // Stopped: turns in flight landed (or failed) unseen by the crank; the chain has them all.
+  if (signal.aborted) fees = await feesNaming(client, key.address);
   facts();
   const final = await client.rpc.getBalance(/** @type {any} */ (session.owner), { commitment: 'confirmed' }).send();
+  void showBalance().catch(() => {});
   const how = signal.aborted ? `Stopped on chain after ${landed} of ${quoted} turns, all verified; the run is closed` : `Done on chain: ${landed} turns, all verified`;
   setStatus(`${how}; ${sol(back.sent)} sent back to ${session.owner} (now ${sol(final.value)}).`);
   document.body.dataset.chainDone = signal.aborted ? 'stopped' : 'true';
@@ -695,12 +871,18 @@ async function giveBack(client, session, runAddress) {
  * @param {import('@curta/sdk').CurtaClient} client
  * @param {string} runAddress
  * @param {{ prompt: string, maxTokens: number, temperature: string, seed: bigint }} params
- * @param {number} upTo the turns to read (Infinity: to the run's end, or its close)
- * @param {{ fee: bigint, deposit: bigint }} crank the crank fee and deposit the run was opened with
- * @param {((r: { turns: number, text: Uint8Array, crankPaid: bigint }) => void) | null} onReceipt each verified receipt as it lands (null: before a reload)
- * @param {AbortSignal} [signal] stops following
+ * @param {{
+ *   upTo: number,
+ *   crank: { fee: bigint, deposit: bigint },
+ *   onReceipt: (r: import('@curta/sdk').FollowedReceipt) => void,
+ *   earlier?: boolean,
+ *   signal?: AbortSignal,
+ * }} o `upTo`: the turns to read (Infinity: to the run's end, or its close);
+ *   `crank`: the crank fee and deposit the run was opened with; `onReceipt`:
+ *   each verified receipt as it lands; `earlier`: the turns landed before a reload; `signal`
+ *   stops following
  */
-async function verifyLanded(client, runAddress, params, upTo, crank, onReceipt, signal) {
+async function verifyLanded(client, runAddress, params, o) {
   const model = /** @type {NonNullable<typeof chain.model>} */ (chain.model);
   const replay = await replayFromParams(/** @type {any} */ (client.core), /** @type {Uint8Array} */ (chain.artifact), params.prompt, {
     maxTokens: params.maxTokens,
@@ -708,26 +890,21 @@ async function verifyLanded(client, runAddress, params, upTo, crank, onReceipt, 
     seed: params.seed,
     allowance: chain.allowance,
   });
-  let landed = 0;
-  /** @type {Uint8Array[]} */
-  const texts = [];
-  const terms = { royalty: model.royalty, crankFee: crank.fee, crankDeposited: crank.deposit };
-  for await (const r of followRun(client, runAddress, { signal })) {
+  const terms = { royalty: model.royalty, crankFee: o.crank.fee, crankDeposited: o.crank.deposit };
+  for await (const r of followRun(client, runAddress, { signal: o.signal })) {
     const diffs = receiptDifferences(/** @type {any} */ (client.core), r, replay.steps[r.turns - 1], { run: runAddress, model: model.address, ...terms });
     if (diffs.length > 0) {
       const d = diffs[0];
       addTurn(r.turns, `MISMATCH at turn ${r.turns}: ${d.field}`, 'mismatch');
       throw new Error(`Turn ${r.turns} does not match the module's replay: its ${d.field} is ${d.receipt} on chain, ${d.replay} in the replay.`);
     }
-    addTurn(r.turns, `turn ${r.turns}${onReceipt ? ` (sent by a cranker, paid ${r.crankPaid} lamports)` : ' (before the reload)'}: receipt equals the replay`, 'verified');
-    landed = r.turns;
-    texts.push(r.text);
-    onReceipt?.(r);
-    if (r.turns >= upTo) break;
+    const by = o.earlier ? ' (before the reload)' : ` (sent by a cranker, paid ${r.crankPaid} lamports)`;
+    addTurn(r.turns, `turn ${r.turns}${by}: ${formatNumber(Number(r.computeUnits))} CU, receipt equals the replay`, 'verified');
+    o.onReceipt(r);
+    if (r.turns >= o.upTo) break;
+    // Receipts read in one go are checked in a burst: the page shows them as it goes.
+    await letPaint();
   }
-  const text = new Uint8Array(texts.reduce((n, t) => n + t.length, 0));
-  texts.reduce((at, t) => (text.set(t, at), at + t.length), 0);
-  return { landed, text };
 }
 
 /**

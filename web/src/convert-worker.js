@@ -1,6 +1,7 @@
 // Converts a llama2.c checkpoint and tokenizer into a Curta artifact with the
 // module's `convert`, off the page's thread.
-import { CurtaCoreError, loadCore } from '@curta/sdk';
+import { loadCore } from '@curta/sdk';
+import { errorToMessage } from './worker-errors.js';
 
 self.onmessage = async ({ data }) => {
   try {
@@ -8,7 +9,6 @@ self.onmessage = async ({ data }) => {
     const artifact = core.convert(data.checkpoint, data.tokenizer, { charges: data.charges });
     self.postMessage({ artifact }, [artifact.buffer]);
   } catch (e) {
-    const err = /** @type {any} */ (e);
-    self.postMessage({ error: { message: String(err?.message ?? err), core: err instanceof CurtaCoreError, code: err?.code } });
+    self.postMessage({ error: errorToMessage(e) });
   }
 };

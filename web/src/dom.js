@@ -21,8 +21,20 @@ export function setProgress(id, fraction, label = '') {
     return;
   }
   box.hidden = false;
+  box.classList.remove('failed');
   /** @type {HTMLElement} */ (box.querySelector('.bar')).style.width = `${Math.round(Math.min(1, Math.max(0, fraction)) * 1000) / 10}%`;
   /** @type {HTMLElement} */ (box.querySelector('.label')).textContent = label;
+}
+
+/**
+ * Marks a progress bar as ended in failure, with a label saying so (the
+ * error box says why).
+ * @param {string} id
+ * @param {string} label
+ */
+export function failProgress(id, label) {
+  setProgress(id, 0, label);
+  $(id).classList.add('failed');
 }
 
 /**
@@ -62,9 +74,29 @@ export function clearError() {
   box.hidden = true;
 }
 
-/** Lets the browser paint and handle input between two turns. */
-export function nextFrame() {
-  return new Promise((resolve) => setTimeout(resolve, 0));
+/** When `letPaint` last let the page paint. */
+let painted = 0;
+
+/**
+ * In a loop that shows many things at once: lets the browser paint what
+ * it has shown, at most every 50 ms, so it is seen as it goes (a hidden
+ * page paints nothing: it only yields).
+ */
+export async function letPaint() {
+  if (performance.now() - painted < 50) return;
+  await new Promise((resolve) => (document.hidden ? setTimeout(resolve, 0) : requestAnimationFrame(() => setTimeout(resolve, 0))));
+  painted = performance.now();
+}
+
+/**
+ * Brings `el` into view when it is not (once, when a run starts: the page
+ * does not follow it after that).
+ * @param {HTMLElement} el
+ */
+export function bringIntoView(el) {
+  const box = el.getBoundingClientRect();
+  if (box.top >= 0 && box.top < window.innerHeight * 0.5) return;
+  el.scrollIntoView({ block: 'start', behavior: 'smooth' });
 }
 
 /** @param {number} n */

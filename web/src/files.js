@@ -1,6 +1,6 @@
 // Reading picked files into memory with progress, and converting a llama2.c
 // checkpoint in a worker (the module's `convert`) so the page stays live.
-import { CurtaCoreError } from '@curta/sdk';
+import { errorFromMessage } from './worker-errors.js';
 
 /**
  * Reads a File chunk by chunk, reporting the bytes read.
@@ -35,8 +35,7 @@ export function convertInWorker(checkpoint, tokenizer, charges = 'specification'
   return new Promise((resolve, reject) => {
     worker.onmessage = ({ data }) => {
       worker.terminate();
-      // A core error crosses as its number, to be worded like any other.
-      if (data.error) reject(data.error.core ? new CurtaCoreError(data.error.code) : new Error(data.error.message));
+      if (data.error) reject(errorFromMessage(data.error));
       else resolve(data.artifact);
     };
     worker.onerror = (e) => {

@@ -1,9 +1,9 @@
 // The page: pick a model, type a prompt, run it here or on chain.
 import { MAX_PROMPT_BYTES, chargesOf, decodeConfig, loadCore, readFlags } from '@curta/sdk';
-import { $, clearError, formatNumber, setFacts, setProgress, setStatus, showError } from './dom.js';
+import { $, bringIntoView, clearError, failProgress, formatNumber, setFacts, setProgress, setStatus, showError } from './dom.js';
 import { convertInWorker, formatBytes, readFile } from './files.js';
 import { runOffline, tokensPerSecond } from './offline.js';
-import { inWords } from './words.js';
+import { conversionInWords, inWords, refusedInput } from './words.js';
 import { setupChain } from './chain-ui.js';
 
 /**
@@ -159,7 +159,13 @@ $('convert').addEventListener('click', () =>
     const charges = /** @type {import('@curta/sdk').ChargeTable} */ (/** @type {HTMLSelectElement} */ ($('charges')).value);
     setProgress('model-progress', 0.85, `converting ${formatBytes(total)} in the module…`);
     const started = performance.now();
-    const artifact = await convertInWorker(ck, tk, charges);
+    const names = { checkpoint: checkpoint.name, tokenizer: tokenizer.name };
+    const artifact = await convertInWorker(ck, tk, charges).catch((e) => {
+      // The bar says it ended; the error box says why, in the core's words.
+      const refused = refusedInput(/** @type {any} */ (e)?.refusal, names);
+      failProgress('model-progress', refused ? `not converted: ${refused}` : 'not converted');
+      throw new Error(conversionInWords(e, names));
+    });
     const seconds = (performance.now() - started) / 1000;
     setProgress('model-progress', 1, `converted: ${formatBytes(artifact.length)} in ${seconds.toFixed(2)} s`);
     const name = checkpoint.name.replace(/\.bin$/, '.curta');
@@ -184,11 +190,15 @@ export function startOutput(prompt) {
   $('output-prompt').textContent = prompt;
   $('output-text').textContent = '';
   setFacts('run-stats', []);
+  bringIntoView($('output-panel'));
 }
+
+/** The offline run going, which "Stop" ends. @type {AbortController | null} */
+let offlineRun = null;
+$('stop-offline').addEventListener('click', () => offlineRun?.abort());
 
 $('run-offline').addEventListener('click', () =>
   guarded(async () => {
-    const core = await corePromise;
     const model = state.model;
     if (!model) throw new Error('Pick a model first: an artifact, or a checkpoint and tokenizer to convert.');
     if (!model.artifact) throw new Error('This model is on chain only: pick its artifact file to run it in the browser.');
@@ -196,12 +206,28 @@ $('run-offline').addEventListener('click', () =>
     startOutput(new TextDecoder().decode(input.prompt));
     $('chain-view').hidden = true;
     setStatus('Running in this browser…');
-    const result = await runOffline(core, model.artifact, input, (p) => {
+    /** @param {import('./offline.js').OfflineProgress} p */
+    const show = (p) => {
       $('output-text').textContent = p.text;
-      setProgress('run-progress', p.turns / p.quoted, `turn ${p.turns} of ${p.quoted}`);
+      if (p.quoted) setProgress('run-progress', p.turns / p.quoted, `turn ${p.turns} of ${p.quoted}`);
       setFacts('run-stats', offlineFacts(p));
-    });
-    setFacts('run-stats', [...offlineFacts(result), ['state sha256', result.sha256]]);
+    };
+    offlineRun = new AbortController();
+    $('stop-offline').hidden = false;
+    let result;
+    try {
+      result = await runOffline(model.artifact, input, show, offlineRun.signal);
+    } finally {
+      offlineRun = null;
+      $('stop-offline').hidden = true;
+    }
+    show(result);
+    if (result.stopped) {
+      setStatus(`Stopped in this browser after ${result.generated} tokens in ${result.turns} turns.`);
+      document.body.dataset.offlineDone = 'stopped';
+      return;
+    }
+    setFacts('run-stats', [...offlineFacts(result), ['state sha256', String(result.sha256)]]);
     setStatus(`Done in this browser: ${result.generated} tokens in ${result.turns} turns.`);
     document.body.dataset.offlineDone = 'true';
   }),
@@ -215,6 +241,7 @@ function offlineFacts(p) {
     ['turns', `${p.turns} of ${p.quoted} quoted`],
     ['tokens', String(p.generated)],
     ['tokens per second', Number.isNaN(tps) ? '…' : tps.toFixed(1)],
+    ['first token', Number.isNaN(p.firstTokenSeconds) ? '…' : `${p.firstTokenSeconds.toFixed(3)} s`],
     ['time', `${p.seconds.toFixed(2)} s`],
   ];
 }

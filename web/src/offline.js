@@ -1,66 +1,80 @@
-// The run entirely in this browser's WebAssembly: the module's CoreSession,
-// turn by turn as the program would run it, yielding to the page between
-// turns so the text streams in.
-import { CoreSession } from '@curta/sdk';
-import { nextFrame } from './dom.js';
+// The run entirely in this browser's WebAssembly, off the page's thread: a
+// worker (offline-worker.js) steps the module's CoreSession without
+// yielding and posts its progress here, a few times a frame at most.
+import { errorFromMessage } from './worker-errors.js';
+
+export { tokensPerSecond } from './offline-run.js';
+
+/** @typedef {import('./offline-run.js').RunParams} RunParams */
+/** @typedef {import('./offline-run.js').OfflineProgress} OfflineProgress */
 
 /**
- * @typedef {object} RunParams
- * @property {Uint8Array} prompt UTF-8 bytes
- * @property {number} maxTokens
- * @property {string} temperature a decimal, rounded by the module's rule
- * @property {bigint} seed
+ * The worker and the artifact it holds: kept between runs so that a model's
+ * bytes cross once; a stopped run's worker is ended and a new one made.
+ * @type {{ worker: Worker, artifact: Uint8Array | null } | null}
  */
+let runner = null;
 
-/**
- * @typedef {object} OfflineProgress
- * @property {number} turns turns run so far
- * @property {number} quoted turns the module quoted for the run
- * @property {number} generated tokens generated so far
- * @property {string} text the generated text so far
- * @property {number} seconds since the first turn started
- * @property {number} firstTokenSeconds when the first token came (NaN before)
- */
+function currentRunner() {
+  runner ??= { worker: new Worker(new URL('./offline-worker.js', import.meta.url), { type: 'module' }), artifact: null };
+  return runner;
+}
 
-/**
- * @param {import('@curta/sdk').CoreWasm} core
- * @param {Uint8Array} artifact
- * @param {RunParams} params
- * @param {(p: OfflineProgress) => void} onTurn
- * @param {{ cancelled: boolean }} [control]
- * @returns {Promise<OfflineProgress & { sha256: string }>}
- */
-export async function runOffline(core, artifact, params, onTurn, control = { cancelled: false }) {
-  const options = { maxTokens: params.maxTokens, temperature: params.temperature, seed: params.seed };
-  const quoted = core.quote(artifact, params.prompt, options);
-  const session = CoreSession.open(core, artifact, params.prompt, options);
-  try {
-    const start = performance.now();
-    let firstTokenSeconds = NaN;
-    /** @type {OfflineProgress} */
-    let progress = { turns: 0, quoted, generated: 0, text: '', seconds: 0, firstTokenSeconds };
-    while (!session.complete) {
-      if (control.cancelled) throw new Error('The run was stopped.');
-      const report = session.step();
-      const seconds = (performance.now() - start) / 1000;
-      if (report.generated > 0 && Number.isNaN(firstTokenSeconds)) firstTokenSeconds = seconds;
-      progress = { turns: report.turns, quoted, generated: report.generated, text: session.text(), seconds, firstTokenSeconds };
-      onTurn(progress);
-      await nextFrame();
-    }
-    return { ...progress, sha256: await session.stateSha256() };
-  } finally {
-    session.close();
-  }
+/** Ends the worker (mid-run, the only way to stop its loop at once). */
+function endRunner() {
+  runner?.worker.terminate();
+  runner = null;
 }
 
 /**
- * Tokens per second of decoding: from the first token to the last, as
- * WebLLM reports it (the prompt's turns are the prefill).
- * @param {OfflineProgress} p
+ * Runs `params` on `artifact` in the worker. `signal` stops it: the worker is
+ * ended and the run resolves with what it had reported, `stopped` set.
+ * @param {Uint8Array} artifact
+ * @param {RunParams} params
+ * @param {(p: OfflineProgress) => void} onProgress
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<OfflineProgress & { sha256?: string, stopped?: boolean }>}
  */
-export function tokensPerSecond(p) {
-  if (p.generated < 2 || Number.isNaN(p.firstTokenSeconds)) return NaN;
-  const span = p.seconds - p.firstTokenSeconds;
-  return span > 0 ? (p.generated - 1) / span : NaN;
+export function runOffline(artifact, params, onProgress, signal) {
+  const r = currentRunner();
+  const send = r.artifact === artifact ? undefined : artifact;
+  // Copied, not transferred: the page keeps the bytes for an upload.
+  r.artifact = artifact;
+  return new Promise((resolve, reject) => {
+    /** @type {OfflineProgress} */
+    let last = { turns: 0, quoted: 0, generated: 0, text: '', seconds: 0, firstTokenSeconds: NaN };
+    const finish = () => {
+      signal?.removeEventListener('abort', stop);
+      r.worker.onmessage = r.worker.onerror = null;
+    };
+    const stop = () => {
+      finish();
+      endRunner();
+      resolve({ ...last, stopped: true });
+    };
+    const fail = (/** @type {Error} */ e) => {
+      finish();
+      // The worker may not hold the artifact now: send it again next time.
+      r.artifact = null;
+      reject(e);
+    };
+    if (signal?.aborted) return stop();
+    signal?.addEventListener('abort', stop, { once: true });
+    r.worker.onmessage = ({ data }) => {
+      if (data.progress) {
+        last = data.progress;
+        onProgress(last);
+      } else if (data.error) {
+        fail(errorFromMessage(data.error));
+      } else {
+        finish();
+        resolve(data.result);
+      }
+    };
+    r.worker.onerror = (e) => {
+      endRunner();
+      fail(new Error(`the run's worker stopped: ${e.message}`));
+    };
+    r.worker.postMessage({ artifact: send, params });
+  });
 }

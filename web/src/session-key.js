@@ -23,6 +23,8 @@ const KEY = 'session';
  * @property {string} [crankDeposit] the crank deposit the run was opened with (decimal)
  * @property {string} [fundingSignature]
  * @property {string} [runAddress] once it is opened
+ * @property {number} [clickedAt] when "Generate on chain" was clicked, ms since 1970 (a reload's clock starts again)
+ * @property {string} [fees] lamports paid in fees before the turns: the funding, then the opening too (decimal)
  */
 
 /** The session left by an earlier page load, if any. @returns {Promise<SessionRecord | undefined>} */

@@ -38,6 +38,31 @@ export function inWords(error, input = {}) {
 }
 
 /**
+ * A failed conversion in words. The module's refusal names the input and
+ * what is wrong with it (the core's words, as `curta-core convert` says
+ * them); the page adds the picked file's name.
+ * @param {unknown} error
+ * @param {{ checkpoint: string, tokenizer: string }} names the picked files' names
+ */
+export function conversionInWords(error, names) {
+  const refusal = error instanceof CurtaCoreError ? error.refusal : undefined;
+  if (!refusal) return inWords(error);
+  const what = `${/** @type {CurtaCoreError} */ (error).name}, core error ${/** @type {CurtaCoreError} */ (error).code}`;
+  if (!refusal.input || !refusal.kind) return `The module could not convert: ${refusal.reason} (${what}).`;
+  return `${refusedInput(refusal, names)}: ${refusal.reason} (${what}).`;
+}
+
+/**
+ * "FILE is not a KIND": which picked file the module refused, and what it had to be.
+ * @param {import('@curta/sdk').CurtaCoreError['refusal']} refusal
+ * @param {{ checkpoint: string, tokenizer: string }} names
+ */
+export function refusedInput(refusal, names) {
+  if (!refusal?.input || !refusal.kind) return '';
+  return `${names[refusal.input]} is not a ${refusal.kind}`;
+}
+
+/**
  * @param {CurtaCoreError} error
  * @param {Partial<RunInput>} input
  */
@@ -88,4 +113,24 @@ export function mismatchWords(e, nextTurn) {
     line: `MISMATCH at turn ${turn}: ${field}`,
     words: `Turn ${turn} does not match the module's replay (field ${field}): ${e.message}. The crank stopped; nothing more is paid.`,
   };
+}
+
+/** The base58 alphabet's characters: digits and letters but 0, O, I and l. */
+const BASE58 = /^[1-9A-HJ-NP-Za-km-z]$/;
+
+/**
+ * Why `value`, typed as `what`, is not a Solana address (kit's `isAddress`
+ * refused it), naming the value and what is wrong with it.
+ * @param {string} what e.g. "The curta program address"
+ * @param {string} value
+ */
+export function addressWords(what, value) {
+  const chars = [...value];
+  const foreign = [...new Set(chars.filter((c) => !BASE58.test(c)))];
+  const why = foreign.length
+    ? `${foreign.map((c) => (c === ' ' ? 'a space' : `"${c}"`)).join(', ')} ${foreign.length === 1 ? 'is' : 'are'} not base58`
+    : chars.length < 32 || chars.length > 44
+      ? `it is ${chars.length} characters long`
+      : 'its base58 is not 32 bytes';
+  return `${what} "${value}" is not a Solana address: ${why} (an address is 32 to 44 base58 characters, 1-9 and letters but 0, O, I and l, for 32 bytes).`;
 }

@@ -18,7 +18,7 @@ const ARGS = [
   '--disable-sync',
 ];
 
-/** @returns {Promise<{ context: import('playwright-core').BrowserContext, close: () => Promise<void> }>} */
+/** @returns {Promise<{ context: import('playwright-core').BrowserContext, profile: string, close: () => Promise<void> }>} */
 export async function launchBrowser() {
   const profile = await mkdtemp(join(tmpdir(), 'curta-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
@@ -28,6 +28,7 @@ export async function launchBrowser() {
   });
   return {
     context,
+    profile,
     close: async () => {
       await context.close();
       await rm(profile, { recursive: true, force: true });

@@ -6,7 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { serve } from '../scripts/serve.js';
 import { launchBrowser, pageLog } from './browser.js';
-import { MODELS, REFERENCE, REFERENCE_MEASURED, SHOTS, convertOnPage, runOfflineOnPage } from './page.js';
+import { MODELS, REFERENCE, REFERENCE_MEASURED, SHOTS, convertOnPage, fact, fillRun, runOfflineOnPage } from './page.js';
 
 /** @type {Awaited<ReturnType<typeof serve>>} */
 let server;
@@ -38,7 +38,7 @@ test('offline: stories260K converted in the page, the reference run in WebAssemb
     assert.equal(result.turns, `${REFERENCE.turns} of ${REFERENCE.turns} quoted`);
     assert.match(result.tokensPerSecond, /^\d+(\.\d)?$/);
     await page.screenshot({ path: join(SHOTS, 'offline-finished.png'), fullPage: true });
-    console.log(`offline reference run: ${result.tokensPerSecond} tokens/s, ${result.time}`);
+    console.log(`offline reference run: ${result.tokensPerSecond} tokens/s, first token after ${await fact(page, 'first token')}, ${result.time}`);
   } catch (e) {
     console.error(log.join('\n'));
     throw e;
@@ -58,6 +58,65 @@ test('offline: stories260K converted with the measured charge table, the referen
     assert.equal(result.text, REFERENCE_MEASURED.text);
     assert.equal(result.sha256, REFERENCE_MEASURED.sha256);
     assert.equal(result.turns, `${REFERENCE_MEASURED.turns} of ${REFERENCE_MEASURED.turns} quoted`);
+  } catch (e) {
+    console.error(log.join('\n'));
+    throw e;
+  } finally {
+    await page.close();
+  }
+});
+
+test("offline: a run stopped in the worker ends there, and the next one runs", async () => {
+  const page = await browser.context.newPage();
+  const log = pageLog(page);
+  try {
+    await page.goto(server.url);
+    await convertOnPage(page, join(MODELS, 'stories260K.bin'), join(MODELS, 'tok512.bin'));
+    await fillRun(page, { ...REFERENCE, maxTokens: 500 });
+    // Stopped in the click's own task, before the worker can finish: the
+    // worker is ended wherever it is.
+    await page.evaluate(() => {
+      document.getElementById('run-offline')?.click();
+      document.getElementById('stop-offline')?.click();
+    });
+    await page.waitForFunction(() => document.body.dataset.offlineDone === 'stopped');
+    assert.match(await page.locator('#status').innerText(), /^Stopped in this browser after \d+ tokens in \d+ turns\.$/);
+    assert.equal(await page.locator('#stop-offline').isVisible(), false);
+    assert.equal(await page.locator('#error').isVisible(), false);
+    // A new worker, sent the artifact again, runs the reference run.
+    const result = await runOfflineOnPage(page, REFERENCE);
+    assert.equal(result.text, REFERENCE.text);
+    assert.equal(result.sha256, REFERENCE.sha256);
+  } catch (e) {
+    console.error(log.join('\n'));
+    throw e;
+  } finally {
+    await page.close();
+  }
+});
+
+test("a tokenizer that is not the checkpoint's: the core's words, and the bar ends", async () => {
+  const page = await browser.context.newPage();
+  const log = pageLog(page);
+  try {
+    await page.goto(server.url);
+    // stories260K's 512 tokens against llama2's 32,000-token tokenizer.
+    await page.click('.tabs button[data-tab="checkpoint"]');
+    await page.setInputFiles('#checkpoint-file', join(MODELS, 'stories260K.bin'));
+    await page.setInputFiles('#tokenizer-file', join(MODELS, 'tokenizer.bin'));
+    await page.click('#convert');
+    // The words of `curta-core convert` (core/src/convert/checkpoint.rs's reason, convert::Input::kind).
+    assert.equal(
+      await errorText(page),
+      "tokenizer.bin is not a llama2.c tokenizer for this checkpoint: it is 433869 bytes, 427547 more than a tokenizer of 512 tokens, the checkpoint's vocabulary (6322 bytes) (InvalidFormat, core error 2).",
+    );
+    const bar = page.locator('#model-progress');
+    assert.equal(await bar.locator('.label').innerText(), 'not converted: tokenizer.bin is not a llama2.c tokenizer for this checkpoint');
+    assert.equal(await bar.getAttribute('class'), 'progress failed');
+    assert.equal(await page.locator('#model-info').isVisible(), false);
+    // The right tokenizer converts, and the bar says so.
+    await convertOnPage(page, join(MODELS, 'stories260K.bin'), join(MODELS, 'tok512.bin'));
+    assert.equal(await bar.getAttribute('class'), 'progress');
   } catch (e) {
     console.error(log.join('\n'));
     throw e;

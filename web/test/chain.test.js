@@ -15,7 +15,8 @@ import { serve } from '../scripts/serve.js';
 import { launchBrowser, pageLog } from './browser.js';
 // The validator as the chain client's own tests start it (free ports, the program preloaded).
 import { LOCALNET_BIN, PROGRAM_SO, startLocalnet } from '../../sdk/test-support/localnet.js';
-import { MODELS, REFERENCE, SHOTS, convertOnPage, fact, fillRun } from './page.js';
+import { sol } from '../src/cluster.js';
+import { MODELS, REFERENCE, SHOTS, brokenFigures, convertOnPage, fact, fillRun, lamportsOf } from './page.js';
 import { testWallet } from './wallet.js';
 
 
@@ -68,6 +69,7 @@ before(async () => {
   browser = await launchBrowser();
   await wallet.install(browser.context);
   page = await browser.context.newPage();
+  await page.addInitScript(recordChanges);
   log = pageLog(page);
 });
 
@@ -90,6 +92,28 @@ async function withLog(body) {
   }
 }
 
+/**
+ * Records, from before the page's scripts run, what the status line says
+ * (and whether the upload's rent is shown by then) and every change of the
+ * run's progress label and turn list, in order: `window.__seen`.
+ */
+function recordChanges() {
+  /** @type {Array<{ at: number, status?: string, rentShown?: boolean, progress?: string, verified?: number }>} */
+  const seen = [];
+  Object.assign(window, { __seen: seen });
+  new MutationObserver((records) => {
+    for (const r of records) {
+      const target = /** @type {Element} */ (r.target);
+      const at = Math.round(performance.now());
+      if (target.id === 'status') seen.push({ at, status: target.textContent ?? '', rentShown: !!document.querySelector('#quote-info dd[data-term="upload rent"]') });
+      else if (target.matches?.('#run-progress .label')) seen.push({ at, progress: target.textContent ?? '' });
+      else if (target.id === 'turns') {
+        for (const li of r.addedNodes) if (/** @type {Element} */ (li).classList?.contains('verified')) seen.push({ at, verified: Number(/** @type {HTMLElement} */ (li).dataset.turn) });
+      }
+    }
+  }).observe(document, { childList: true, subtree: true });
+}
+
 /** Waits until the run on chain is done, or the page shows an error. */
 async function chainDone(timeout = 240_000) {
   await page.waitForFunction(() => document.body.dataset.chainDone === 'true' || !document.getElementById('error')?.hidden, null, { timeout });
@@ -107,11 +131,35 @@ test('on chain: connect a Wallet Standard wallet, upload stories260K, quote, gen
 
     const uploadStart = Date.now();
     const signedBeforeUpload = wallet.state.signed;
+    const balanceBeforeUpload = BigInt((await rpc('getBalance', [wallet.address, { commitment: 'confirmed' }])).value);
+    await page.evaluate(() => (/** @type {any} */ (window).__seen.length = 0));
     await page.click('#upload');
     await page.locator('#upload-progress .label', { hasText: 'uploaded:' }).waitFor({ timeout: 180_000 });
     const uploadSeconds = (Date.now() - uploadStart) / 1000;
     const uploadLabel = await page.locator('#upload-progress .label').innerText();
     console.log(`upload from the page: ${uploadLabel} (${uploadSeconds.toFixed(1)} s wall, ${wallet.state.signed - signedBeforeUpload} wallet signatures)`);
+    // The status line says each step, the rent shown before the first one.
+    /** @type {Array<{ status?: string, rentShown?: boolean }>} */
+    const statuses = (await page.evaluate(() => /** @type {any} */ (window).__seen)).filter((/** @type {any} */ c) => c.status !== undefined);
+    const steps = [/^Creating your config account…$/, /^Creating the model account…$/, /^Binding a weight account to each section: \d+ of \d+…$/, /^Writing the weights: [\d,]+ of [\d,]+ bytes…$/, /^Sealing the sections, then the model: \d+ of \d+…$/];
+    let at = 0;
+    for (const step of steps) {
+      const i = statuses.findIndex((c, j) => j >= at && step.test(c.status ?? ''));
+      assert.ok(i >= 0, `the status line says ${step} in order: ${JSON.stringify(statuses.map((c) => c.status))}`);
+      assert.ok(statuses[i].rentShown, `the upload's rent is shown when it says ${statuses[i].status}`);
+      at = i;
+    }
+    assert.deepEqual(await brokenFigures(page, '#quote-info dd'), []);
+    // The quote was exact: the wallet paid the rent and config shown and the fees the upload counted, no more.
+    const uploadFees = lamportsOf(/, ([\d.]+ SOL) in fees/.exec(uploadLabel)?.[1] ?? uploadLabel);
+    const rent = lamportsOf(await page.locator('#quote-info dd[data-term="upload rent"]').innerText());
+    const configWords = await page.locator('#quote-info dd[data-term="config account"]').innerText();
+    const configRent = lamportsOf(configWords);
+    const configFees = lamportsOf(/ and ([\d.]+ SOL) in fees/.exec(configWords)?.[1] ?? '');
+    const balanceAfterUpload = BigInt((await rpc('getBalance', [wallet.address, { commitment: 'confirmed' }])).value);
+    assert.equal(balanceBeforeUpload - balanceAfterUpload, rent + configRent + configFees + uploadFees, 'the quoted rent and config, and the fees counted');
+    // The balance line follows the transactions the wallet paid.
+    assert.equal(await page.locator('#wallet-info').innerText(), `Paying with Curta Test Wallet ${wallet.address}: ${sol(balanceAfterUpload)}.`);
     const modelAddress = await page.locator('#model-info dd[data-term="address"]').innerText();
     assert.match(modelAddress, /^[1-9A-HJ-NP-Za-km-z]{32,44}$/);
     assert.match(await page.locator('#model-info dd[data-term="status"]').innerText(), /sealed/);
@@ -121,6 +169,7 @@ test('on chain: connect a Wallet Standard wallet, upload stories260K, quote, gen
     await page.click('#quote');
     await page.locator('#quote-info dd[data-term="turns"]').waitFor();
     assert.equal(await page.locator('#quote-info dd[data-term="turns"]').innerText(), `${REFERENCE.turns} (${REFERENCE.maxTokens} tokens)`);
+    assert.deepEqual(await brokenFigures(page, '#quote-info dd, #model-info dd'), [], 'no figure breaks mid-word');
 
     const signedBefore = wallet.state.signed;
     const clicked = Date.now();
@@ -139,11 +188,31 @@ test('on chain: connect a Wallet Standard wallet, upload stories260K, quote, gen
     assert.equal(await fact(page, 'turns landed'), `${REFERENCE.turns} of ${REFERENCE.turns} quoted`);
     assert.equal(await fact(page, 'verified'), `${REFERENCE.turns} of ${REFERENCE.turns}`);
     assert.equal(wallet.state.signed - signedBefore, 1, 'the wallet signs one transaction for the run');
+    await chartShowsEveryTurn(REFERENCE.turns);
     const lastToken = await fact(page, 'click to last token');
     console.log(`on-chain reference run: click to last token ${lastToken} (page), ${wall.toFixed(2)} s click to done (test)`);
     await writeFile(join(SHOTS, 'timing.txt'), `on-chain reference run, curta-localnet: click to last token ${lastToken}; click to done ${wall.toFixed(2)} s\nupload from the page: ${uploadLabel}\n`);
   }),
 );
+
+/**
+ * The compute-unit chart has a bar for each of `turns` turns, and its
+ * labels lie inside it.
+ * @param {number} turns
+ */
+async function chartShowsEveryTurn(turns) {
+  assert.equal(await page.locator('#cu-plot rect').count(), turns, 'a bar for every turn');
+  const outside = await page.evaluate(() => {
+    const svg = /** @type {SVGSVGElement} */ (document.getElementById('cu-plot')).getBoundingClientRect();
+    return [...document.querySelectorAll('#cu-plot text')]
+      .filter((t) => {
+        const b = t.getBoundingClientRect();
+        return b.left < svg.left || b.right > svg.right || b.top < svg.top || b.bottom > svg.bottom;
+      })
+      .map((t) => t.textContent);
+  });
+  assert.deepEqual(outside, [], 'no label is clipped');
+}
 
 test('on chain: bad input and a wallet that refuses get words, and nothing is paid', () =>
   withLog(async () => {
@@ -167,7 +236,23 @@ test('on chain: bad input and a wallet that refuses get words, and nothing is pa
     assert.equal(await errorText(), `${nobody} is not a Curta model on this cluster: there is no model account at ${nobody} (closed, or another cluster?)`);
     await page.fill('#model-address', 'not-an-address');
     await page.click('#load-model');
-    assert.equal(await errorText(), '"not-an-address" is not a Solana address (base58, 32 bytes).');
+    assert.equal(
+      await errorText(),
+      'The model address "not-an-address" is not a Solana address: "-" is not base58 (an address is 32 to 44 base58 characters, 1-9 and letters but 0, O, I and l, for 32 bytes).',
+    );
+    // A program address where the cluster has no program, or an account that is none.
+    await page.fill('#program-id', nobody);
+    await page.click('#connect-cluster');
+    assert.equal(
+      await errorText(),
+      `There is no program at ${nobody} on ${localnet.url}: deploy curta there (curta deploy prints its address), or type the address it has on this cluster.`,
+    );
+    await page.fill('#program-id', wallet.address);
+    await page.click('#connect-cluster');
+    assert.equal(await errorText(), `${wallet.address} on ${localnet.url} is not a program but an account of 11111111111111111111111111111111: type the curta program's address.`);
+    await page.fill('#program-id', programId);
+    await page.click('#connect-cluster');
+    await page.locator('#cluster-info', { hasText: `the program ${programId} is there` }).waitFor();
     await page.fill('#model-address', modelAddress);
     await page.click('#load-model');
     await page.locator('#model-info dd[data-term="status"]', { hasText: 'sealed' }).waitFor();
@@ -209,6 +294,7 @@ test('on chain: a reload mid-run resumes the same run and pays nothing twice', (
     await page.click('#run-chain');
     await page.locator('#turns li.verified').nth(1).waitFor({ timeout: 120_000 });
     const sessionKey = await fact(page, 'session key');
+    const feesBefore = lamportsOf(await fact(page, 'fees so far'));
     await page.unroute(onRpc, holdStatuses);
     await page.reload();
     // The held polls belonged to the page before the reload.
@@ -224,6 +310,36 @@ test('on chain: a reload mid-run resumes the same run and pays nothing twice', (
     assert.equal(await page.locator('#turns li.verified').count(), REFERENCE.turns);
     assert.equal(await page.locator('#turns li.mismatch').count(), 0);
     assert.equal(wallet.state.signed - signedBefore, 1, 'the reload asks the wallet for nothing');
+    // The figures of the whole run, not of what this load saw: every turn's
+    // compute units, the click's time, and the fees of every transaction
+    // the run paid (before the reload and after, failed ones too).
+    await chartShowsEveryTurn(REFERENCE.turns);
+    assert.match(await fact(page, 'click to last token'), /^\d+\.\d\d s$/);
+    const feesShown = lamportsOf(await fact(page, 'fees so far'));
+    const { fees: feesPaid } = await feesNaming(sessionKey);
+    assert.ok(feesBefore > 0n && feesShown > feesBefore, `fees so far: ${feesBefore} before the reload, ${feesShown} at the end`);
+    assert.equal(feesShown, feesPaid, 'fees so far are every fee the run paid');
+    assert.equal(
+      await page.locator('#prompt-bytes').innerText(),
+      `(${Buffer.byteLength(await page.inputValue('#prompt'))} of 1,024 bytes)`,
+      'the prompt set by the resume is counted',
+    );
+    // Progress moved a turn at a time, each only once that turn was verified.
+    /** @type {Array<{ progress?: string, verified?: number }>} */
+    const seen = await page.evaluate(() => /** @type {any} */ (window).__seen);
+    console.log(`the resumed page's status lines:\n${seen.filter((/** @type {any} */ c) => c.status).map((/** @type {any} */ c) => `  ${c.at} ms: ${c.status}`).join('\n')}`);
+    let verified = 0;
+    let shown = 0;
+    for (const c of seen) {
+      if (c.verified !== undefined) verified = Math.max(verified, c.verified);
+      const landed = c.progress === undefined ? null : /^(\d+) of \d+ turns landed$/.exec(c.progress);
+      if (!landed) continue;
+      const n = Number(landed[1]);
+      assert.ok(n <= verified, `progress ${n} shown with ${verified} turns verified`);
+      assert.ok(n - shown <= 1, `progress went from ${shown} to ${n} at once`);
+      shown = n;
+    }
+    assert.equal(shown, REFERENCE.turns);
     // The validator's history of the session key: funded once, opened once,
     // each of the 20 turns once, closed once, swept once.
     const history = await rpc('getSignaturesForAddress', [sessionKey, { commitment: 'confirmed' }]);
@@ -355,6 +471,7 @@ test('on chain: "Stop and send back" stops a run mid-way; everything but the fee
     const { fees } = await feesNaming(sessionKey);
     const balanceAfter = BigInt((await rpc('getBalance', [wallet.address, { commitment: 'confirmed' }])).value);
     assert.equal(balanceBefore - balanceAfter, fees, 'the wallet paid the fees, no more');
+    assert.equal(lamportsOf(await fact(page, 'fees so far')), fees, 'fees so far count the turns that landed after the stop');
     assert.equal((await rpc('getBalance', [sessionKey, { commitment: 'confirmed' }])).value, 0);
     console.log(`stopped after ${landed} turns: the wallet paid ${fees} lamports of fees, everything else came back`);
   }),

@@ -89,3 +89,48 @@ export async function runOfflineOnPage(page, run) {
 export async function fact(page, term) {
   return page.locator(`#run-stats dd[data-term="${term}"]`).innerText();
 }
+
+/**
+ * The figures (words with a digit, up to 24 characters: amounts, counts,
+ * compute units) under `selector` that the page breaks across two lines.
+ * @param {import('playwright-core').Page} page
+ * @param {string} selector
+ * @returns {Promise<string[]>}
+ */
+export async function brokenFigures(page, selector) {
+  return page.evaluate((sel) => {
+    const broken = [];
+    for (const root of document.querySelectorAll(sel)) {
+      const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        for (const m of (node.textContent ?? '').matchAll(/\S+/g)) {
+          if (!/\d/.test(m[0]) || m[0].length > 24) continue;
+          const range = document.createRange();
+          range.setStart(node, m.index);
+          range.setEnd(node, m.index + m[0].length);
+          const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+          if (tops.size > 1) broken.push(m[0]);
+        }
+      }
+    }
+    return broken;
+  }, selector);
+}
+
+/**
+ * How far the page is wider than the window (0: it is not).
+ * @param {import('playwright-core').Page} page
+ */
+export async function overflowWidth(page) {
+  return page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+}
+
+/**
+ * Lamports from the page's "1.5 SOL".
+ * @param {string} text
+ */
+export function lamportsOf(text) {
+  const m = /^(\d+)(?:\.(\d{1,9}))? SOL/.exec(text);
+  if (!m) throw new Error(`not an amount in SOL: ${text}`);
+  return BigInt(m[1]) * 1_000_000_000n + BigInt((m[2] ?? '').padEnd(9, '0'));
+}

@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { CurtaReplayMismatch } from '@curta/sdk';
+import { CurtaCoreError, CurtaReplayMismatch } from '@curta/sdk';
 
-import { mismatchWords } from '../src/words.js';
+import { conversionInWords, mismatchWords } from '../src/words.js';
 
 test('a mismatch names the turn and the field the SDK error carries', () => {
   const e = new CurtaReplayMismatch('turn 7 (transaction x) is not the replay', { turn: 7, field: 'tokens', signature: 'x' });
@@ -17,4 +17,20 @@ test('a mismatch names the turn and the field the SDK error carries', () => {
   // A final state that differs names no turn: the next one is named.
   const state = mismatchWords(new CurtaReplayMismatch('the final state differs', { field: 'header field turns' }), 21);
   assert.equal(state.line, 'MISMATCH at turn 21: header field turns');
+});
+
+test("a refused conversion names the picked file and says the core's words", () => {
+  const names = { checkpoint: 'ck.bin', tokenizer: 'tok.bin' };
+  const refused = new CurtaCoreError(2, { reason: 'it is 9 bytes, 3 more than a tokenizer of 2 tokens', input: 'tokenizer', kind: 'llama2.c tokenizer for this checkpoint' });
+  refused.name = 'InvalidFormat'; // no module loaded here to name it
+  assert.equal(
+    conversionInWords(refused, names),
+    'tok.bin is not a llama2.c tokenizer for this checkpoint: it is 9 bytes, 3 more than a tokenizer of 2 tokens (InvalidFormat, core error 2).',
+  );
+  // No input to blame: the module's words alone.
+  const memory = new CurtaCoreError(4, { reason: "the module's memory cannot hold the 9-byte artifact", input: null, kind: null });
+  memory.name = 'BufferTooSmall';
+  assert.equal(conversionInWords(memory, names), "The module could not convert: the module's memory cannot hold the 9-byte artifact (BufferTooSmall, core error 4).");
+  // An error without the module's words is worded as any other.
+  assert.equal(conversionInWords(new Error('the converter stopped: out of memory'), names), 'the converter stopped: out of memory');
 });

@@ -38,6 +38,9 @@
 //! - `upload_next(artifact, artifact_length, model, model_length, weights,
 //!   weights_length, setup, setup_length)`: an upload's next step from
 //!   what the chain holds (`client::upload`).
+//! - `upload_estimate(chunk, artifact, artifact_length)`: what an upload
+//!   from nothing sends and the accounts it pays rent for
+//!   (`client::upload::estimate`).
 //! - `section_digest(bytes, bytes_length, output)` and
 //!   `model_identity(address, data, data_length, output)`: the section
 //!   digest and the model identity (`protocol`), 32 bytes at `output`; an
@@ -63,7 +66,7 @@ use crate::client::crank::Crank;
 use crate::client::errors::{self, Raiser};
 use crate::client::params::{self, Spelling};
 use crate::client::{packing, quote, receipt, replay, upload, wire};
-use crate::convert::open_artifact;
+use crate::convert::{open_artifact, Input, Refusal};
 use crate::inference::RunParams;
 use crate::json::{self, Object, Value};
 use crate::protocol;
@@ -90,6 +93,21 @@ fn refusal(words: &str, code: Option<Error>, turn: u64) {
         None => o.raw("code", "null"),
     };
     reply(o.big("turn", turn).finish());
+}
+
+/// Replies why `convert` refused its inputs: `{"error": the core's words,
+/// "code", "input": "checkpoint" | "tokenizer" | null, "kind": what that
+/// input had to be, or null}`, for a caller to say "FILE is not a KIND:
+/// WORDS" as `curta-core convert` does.
+pub(super) fn reply_refusal(input: Option<Input>, refusal: &Refusal) {
+    let o = Object::default()
+        .str("error", &refusal.reason)
+        .num("code", refusal.error.code() as u64);
+    let o = match input {
+        Some(i) => o.str("input", i.name()).str("kind", i.kind()),
+        None => o.raw("input", "null").raw("kind", "null"),
+    };
+    reply(o.finish());
 }
 
 /// Where the last reply starts.
@@ -356,6 +374,42 @@ pub unsafe extern "C" fn model_identity(
         Ok(())
     };
     super::status(run())
+}
+
+/// Replies what an upload of the artifact from nothing sends, and the
+/// accounts it pays rent for (`client::upload::estimate`), a write
+/// carrying `chunk` weight bytes: `{"accountLengths": [...],
+/// "transactions", "writes", "signatures"}`. Returns 0, or 1 with
+/// `{"error": words}` for an artifact that does not check.
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn upload_estimate(
+    chunk: u32,
+    artifact: usize,
+    artifact_length: usize,
+) -> u32 {
+    let artifact = match Region::new(artifact, artifact_length, Error::InvalidFormat) {
+        // SAFETY: checked by `Region::new`; only read.
+        Ok(a) => unsafe { a.bytes() },
+        Err(_) => return error("a buffer is outside the module's memory"),
+    };
+    let metadata = match open_artifact(artifact) {
+        Ok(m) => m,
+        Err(e) => return error(&std::format!("the artifact does not check: {e}")),
+    };
+    if chunk == 0 {
+        return error("chunk is at least one byte");
+    }
+    let e = upload::estimate(&metadata, chunk as usize);
+    let lens = e.account_lens.iter().map(|l| l.to_string());
+    reply(
+        Object::default()
+            .raw("accountLengths", &json::array(lens))
+            .num("transactions", e.transactions as u64)
+            .num("writes", e.writes as u64)
+            .num("signatures", e.signatures as u64)
+            .finish(),
+    );
+    0
 }
 
 /// Replies the crank fee to offer for turns whose message costs

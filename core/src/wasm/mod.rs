@@ -32,7 +32,8 @@
 //!   an error: `state_size` and `required_section` return `0xFFFFFFFF`;
 //!   `quote` returns `0xFFFFFFFF_0000000N` for core error `N` (no run takes
 //!   2^64 - 2^32 turns); `convert` returns 0 and leaves the error's number in
-//!   `result_len`.
+//!   `result_len`, and why in words in the client core's reply buffer
+//!   (`reply_pointer`, `reply_length`).
 //!
 //! The caller's side of the contract, which no check here can enforce: a
 //! buffer is either one `alloc` returned or other memory the host owns, and
@@ -54,6 +55,7 @@ use core::fmt::Write;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use std::alloc::Layout;
 
+use crate::convert::{Input, Refusal};
 use crate::format::{charge_table_of, ChargeTable, Config};
 use crate::inference::{self, TurnInput, TurnSections, WeightSection};
 use crate::planner::{self, CHARGES};
@@ -548,8 +550,9 @@ pub unsafe extern "C" fn quote(
 /// address (memory from `alloc`, released with `dealloc(pointer,
 /// result_len())`), with `result_len` its length; or 0, with `result_len`
 /// the core error's number (`BufferTooSmall` when memory runs out for the
-/// copy; the converter's own allocations abort instead). The artifact is
-/// planned with the specification's charges.
+/// copy; the converter's own allocations abort instead) and the refusal in
+/// words in the reply (`client::reply_refusal`). The artifact is planned
+/// with the specification's charges.
 #[cfg_attr(target_arch = "wasm32", no_mangle)]
 pub unsafe extern "C" fn convert(
     checkpoint: usize,
@@ -580,28 +583,46 @@ pub unsafe extern "C" fn convert_with(
     tokenizer_length: usize,
     flags: u32,
 ) -> usize {
-    let run = || -> Result<(usize, usize), Error> {
+    let outside = |input: Input| {
+        move |error| {
+            let reason = "its buffer does not lie inside the module's memory".into();
+            (Some(input), Refusal { error, reason })
+        }
+    };
+    let run = || -> Result<(usize, usize), (Option<Input>, Refusal)> {
         // SAFETY (every block below): the contract of the export; the
         // artifact is copied into a fresh allocation no input overlaps.
-        let checkpoint = Region::new(checkpoint, checkpoint_length, Error::InvalidFormat)?;
-        let tokenizer = Region::new(tokenizer, tokenizer_length, Error::InvalidFormat)?;
+        let checkpoint = Region::new(checkpoint, checkpoint_length, Error::InvalidFormat)
+            .map_err(outside(Input::Checkpoint))?;
+        let tokenizer = Region::new(tokenizer, tokenizer_length, Error::InvalidFormat)
+            .map_err(outside(Input::Tokenizer))?;
         let (checkpoint, tokenizer) = unsafe { (checkpoint.bytes(), tokenizer.bytes()) };
         let charges = ChargeTable::from_flags(flags);
         let artifact = converter::convert_explained(checkpoint, tokenizer, charges)
-            .map_err(|(_, refusal)| refusal.error)?;
+            .map_err(|(input, refusal)| (Some(input), refusal))?;
         // Copied into `alloc`'s layout so that `dealloc(pointer, length)`
         // releases it like any other buffer.
         let len = artifact.len();
         let out = alloc(len);
         if out == 0 {
-            return Err(Error::BufferTooSmall);
+            let reason = format!("the module's memory cannot hold the {len}-byte artifact");
+            return Err((
+                None,
+                Refusal {
+                    error: Error::BufferTooSmall,
+                    reason,
+                },
+            ));
         }
         unsafe { Region { ptr: out, len }.bytes_mut() }.copy_from_slice(&artifact);
         Ok((out, len))
     };
     let (pointer, len) = match run() {
         Ok(done) => done,
-        Err(e) => (0, e.code() as usize),
+        Err((input, refusal)) => {
+            client::reply_refusal(input, &refusal);
+            (0, refusal.error.code() as usize)
+        }
     };
     RESULT_LEN.store(len, Ordering::Relaxed);
     pointer

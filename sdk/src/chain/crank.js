@@ -58,6 +58,11 @@ export class CurtaReplayMismatch extends Error {
  */
 
 /**
+ * A turn transaction that landed and failed.
+ * @typedef {{ turn: number, signature: string, slot: bigint, fee: bigint, error: string }} FailedTurn
+ */
+
+/**
  * What a crank did.
  * @typedef {object} Cranked
  * @property {string} run
@@ -66,7 +71,7 @@ export class CurtaReplayMismatch extends Error {
  * @property {number} allowance the config's turn allowance, which the turns were planned under
  * @property {number} turnsBefore the turn count when it started
  * @property {TurnRecord[]} turns
- * @property {{ turn: number, signature: string, slot: bigint, fee: bigint, error: string }[]} failed turn transactions that landed and failed (StaleTurn)
+ * @property {FailedTurn[]} failed turn transactions that landed and failed (StaleTurn)
  * @property {number} turnsByOthers turns someone else sent meanwhile (`turnsBefore + turns.length + turnsByOthers` is the run's turn count at the end)
  * @property {boolean} backedOff whether it found another cranker on the run and followed it, sending nothing, until it stopped
  * @property {boolean} closedAfter whether the run was closed after its last turn, before the final read (by an opener taking its text): every receipt was checked
@@ -84,6 +89,7 @@ export class CurtaReplayMismatch extends Error {
  * @property {'uniform' | 'exact' | number} [cuLimit] `uniform` by default
  * @property {boolean} [priorityRamp] true by default
  * @property {(turn: TurnRecord) => void} [onTurn] every landed, checked turn, in order
+ * @property {(failed: FailedTurn) => void} [onFailed] every turn transaction that landed and failed (StaleTurn), whose fee was paid all the same
  * @property {AbortSignal} [signal] stops the crank (what is in flight may still land; a rerun resumes)
  */
 
@@ -136,6 +142,10 @@ export async function crankRun(client, runAddress, options = {}) {
   let told = 0;
   /** Whether the last answer was transactions read, after which turns may be recorded. */
   let read = false;
+  /** Failed records handed to `onFailed` so far. */
+  let toldFailed = 0;
+  /** Whether the last answer named a failed transaction, which is then recorded. */
+  let failedRead = false;
   try {
     let action = crank.next({ event: 'start' });
     for (;;) {
@@ -146,6 +156,10 @@ export async function crankRun(client, runAddress, options = {}) {
         const turns = crank.summary().turns;
         for (; told < turns.length; told++) options.onTurn(turnRecord(turns[told]));
       }
+      if (options.onFailed && failedRead) {
+        const failed = crank.summary().failed;
+        for (; toldFailed < failed.length; toldFailed++) options.onFailed(failedTurn(failed[toldFailed]));
+      }
       if (action.action === 'done') break;
       if (action.action === 'stop') {
         if (action.kind === 'cancelled') throw options.signal?.reason ?? new Error(action.words);
@@ -155,7 +169,9 @@ export async function crankRun(client, runAddress, options = {}) {
         throw new Error(action.kind === 'out-of-funds' ? `${action.words}; fund it and run the crank again` : action.words);
       }
       read = action.action === 'transactions';
-      action = crank.next(...(await perform(action)));
+      const answer = await perform(action);
+      failedRead = answer[0].event === 'statuses' && /** @type {any} */ (answer[0]).statuses.some((/** @type {any} */ st) => st.status === 'failed');
+      action = crank.next(...answer);
     }
     const s = crank.summary();
     return {
@@ -165,7 +181,7 @@ export async function crankRun(client, runAddress, options = {}) {
       allowance,
       turnsBefore: Number(s.turnsBefore),
       turns: s.turns.map(turnRecord),
-      failed: s.failed.map((/** @type {any} */ f) => ({ turn: Number(f.turn), signature: f.signature, slot: BigInt(f.slot), fee: BigInt(f.fee), error: f.error })),
+      failed: s.failed.map(failedTurn),
       turnsByOthers: Number(s.turnsByOthers),
       backedOff: s.backedOff,
       closedAfter: s.closedAfter,
@@ -281,6 +297,15 @@ function turnRecord(t) {
     text: fromBase64(t.text),
     stateSha256: t.stateSha256,
   };
+}
+
+/**
+ * A failed turn the module's crank recorded.
+ * @param {any} f
+ * @returns {FailedTurn}
+ */
+function failedTurn(f) {
+  return { turn: Number(f.turn), signature: f.signature, slot: BigInt(f.slot), fee: BigInt(f.fee), error: f.error };
 }
 
 /**

@@ -9,8 +9,10 @@ import { receiptsFromLogs } from './receipts.js';
 import { fetchTransaction, POLL_MS, sleep } from './transactions.js';
 
 /**
- * A receipt and the transaction that logged it.
- * @typedef {import('./receipts.js').Receipt & { signature: string, slot: bigint }} FollowedReceipt
+ * A receipt and the transaction that logged it: its signature, slot, fee
+ * payer, fee and compute units consumed (the whole transaction's, from
+ * its meta).
+ * @typedef {import('./receipts.js').Receipt & { signature: string, slot: bigint, payer: string, fee: bigint, computeUnits: bigint }} FollowedReceipt
  */
 
 /**
@@ -47,8 +49,9 @@ export async function* followRun(client, run, options = {}) {
     const txs = await Promise.all(landed.map((s) => fetchTransaction(client, s.signature)));
     fresh.forEach((s) => seen.add(s.signature));
     landed.forEach((s, i) => {
+      const { slot, payer, fee, computeUnits } = txs[i];
       for (const r of receiptsFromLogs(core, client.programId, txs[i].logs)) {
-        if (r.run === run && r.turns >= next) pending.set(r.turns, { ...r, signature: s.signature, slot: txs[i].slot });
+        if (r.run === run && r.turns >= next) pending.set(r.turns, { ...r, signature: s.signature, slot, payer, fee, computeUnits });
       }
     });
     while (pending.has(next)) {

@@ -17,7 +17,7 @@ export {
 } from './accounts.js';
 export { fetchConfig, fetchModel, fetchRawAccount, fetchRunAccount, fetchWeight } from './fetch.js';
 export { DEFAULT_ALLOWANCE, MIN_ALLOWANCE, closeConfig, initConfig, setAllowance } from './config.js';
-export { artifactToUpload, describeArtifact, sectionDigest, uploadModel } from './upload.js';
+export { artifactToUpload, describeArtifact, quoteUpload, sectionDigest, uploadModel } from './upload.js';
 export { checkArtifact, checkModelIdentity, fetchArtifact, modelIdentity } from './models.js';
 export { MAX_PROMPT_BYTES, closeRun, fetchRun, openRun, openTransactions, reclaim, runAccountSigner, runParams } from './runs.js';
 export { quoteRun } from './quote.js';

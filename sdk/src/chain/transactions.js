@@ -216,6 +216,7 @@ export async function blockHeight(client) {
  * @property {bigint} fee
  * @property {bigint} computeUnits
  * @property {any} err
+ * @property {string} payer the fee payer (the message's first account)
  */
 
 /**
@@ -239,6 +240,7 @@ export async function fetchTransaction(client, signature) {
         fee: BigInt(tx.meta?.fee ?? 0),
         computeUnits: BigInt(tx.meta?.computeUnitsConsumed ?? 0),
         err: tx.meta?.err ?? null,
+        payer: String(tx.transaction.message.accountKeys[0]),
       };
     }
     if (attempt > 50) throw new Error(`transaction ${signature} landed but the cluster does not return it`);

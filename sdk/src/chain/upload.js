@@ -16,12 +16,12 @@ import { getSetComputeUnitLimitInstruction } from '@solana-program/compute-budge
 import { ARTIFACT_MAGIC, chargesFlag, chargesOf, readFlags, readSectionTable } from '../format.js';
 import { fromBase64, sha256 } from './bytes.js';
 import { requireCore, requireSecret } from './client.js';
-import { decodeModelAccount } from './accounts.js';
+import { CONFIG_LEN, decodeModelAccount } from './accounts.js';
 import { fetchConfig, fetchRawAccount, fetchWeight } from './fetch.js';
 import * as ix from './instructions.js';
-import { modelSigner, weightSigner } from './keys.js';
+import { configSigner, modelSigner, weightSigner } from './keys.js';
 import { rentFor } from './rent.js';
-import { addLanded, addSummary, emptySummary, sendAll, sendAndConfirm, settle } from './transactions.js';
+import { addLanded, addSummary, emptySummary, lamportsPerSignature, sendAll, sendAndConfirm, settle } from './transactions.js';
 
 /**
  * A section's digest, as seal_section checks it: the module's (the core's
@@ -114,6 +114,54 @@ export function artifactToUpload(client, bytes, options) {
     }
   }
   return bytes;
+}
+
+/**
+ * What an upload from nothing will cost, before anything is sent.
+ * @typedef {object} UploadQuote
+ * @property {bigint} rent lamports the model's account and its weight accounts will hold (`model close` returns them)
+ * @property {number} accounts the model's account and a weight account per section
+ * @property {number} transactions every transaction of the upload, when every chunk is written
+ * @property {number} writes of them, the chunk writes
+ * @property {bigint} fees their fees, at the cluster's fee per signature (zero chunks are not written, so at most this)
+ * @property {bigint} configRent the rent of the signer's config account, when it has none yet (0 when it has)
+ * @property {bigint} configFees the fee of creating it (0 when it has one)
+ */
+
+/**
+ * Quotes an upload from nothing with the client core's estimate (the
+ * module's `uploadEstimate`, which `curta model upload` checks the balance
+ * against): the rent of the model's account and of a weight account per
+ * section, and the fee of every transaction; with no `config`, the
+ * signer's config too when it has none.
+ * @param {import('./client.js').CurtaClient} client
+ * @param {Uint8Array} bytes as `uploadModel` takes them
+ * @param {{ config?: string, tokenizer?: Uint8Array, charges?: import('../format.js').ChargeTable }} [options]
+ * @returns {Promise<UploadQuote>}
+ */
+export async function quoteUpload(client, bytes, options = {}) {
+  const core = requireCore(client, 'quoteUpload');
+  const artifact = artifactToUpload(client, bytes, options);
+  const estimate = core.uploadEstimate(artifact, core.writeChunk('legacy'));
+  const [rents, perSignature] = await Promise.all([Promise.all(estimate.accountLengths.map((n) => rentFor(client, n))), lamportsPerSignature(client)]);
+  let configRent = 0n;
+  let configFees = 0n;
+  if (!options.config) {
+    const key = await configSigner(core, requireSecret(client, 'quoteUpload'), client.programId);
+    if (!(await fetchRawAccount(client, key.address))) {
+      configRent = await rentFor(client, CONFIG_LEN);
+      configFees = 2n * perSignature;
+    }
+  }
+  return {
+    rent: rents.reduce((a, b) => a + b, 0n),
+    accounts: estimate.accountLengths.length,
+    transactions: estimate.transactions,
+    writes: estimate.writes,
+    fees: BigInt(estimate.signatures) * perSignature,
+    configRent,
+    configFees,
+  };
 }
 
 /**

@@ -29,6 +29,7 @@ import {
   modelSigner,
   openRun,
   quoteRun,
+  quoteUpload,
   replayFromParams,
   runSigner,
   setAllowance,
@@ -139,6 +140,7 @@ describe('the JS chain client on curta-localnet', () => {
 
   test('uploads stories260K: every section bound, written and sealed, the model sealed; a second upload sends nothing', async () => {
     const stages = new Set();
+    const quoted = await quoteUpload(client, artifact, { config });
     const up = await uploadModel(client, artifact, { config, royalty: 0n, onProgress: (p) => stages.add(p.stage) });
     model = up.model;
     assert.deepEqual([...stages], ['model', 'bind', 'write', 'seal', 'done']);
@@ -155,6 +157,13 @@ describe('the JS chain client on curta-localnet', () => {
     const writes = up.chunksWritten;
     assert.equal(up.summary.transactions, 1 + 3 + writes + 3 + 1);
     assert.equal(up.summary.fees, 5000n * BigInt(2 + 2 * 3 + writes + 3 + 1));
+    // The quote: the rent the accounts hold, exactly; every chunk's write counted, so the fees at most.
+    const held = await Promise.all([model, ...m.sections.map((s) => s.weight)].map((a) => client.rpc.getBalance(a, { commitment: 'confirmed' }).send()));
+    assert.equal(quoted.rent, held.reduce((sum, b) => sum + b.value, 0n));
+    assert.deepEqual([quoted.accounts, quoted.configRent, quoted.configFees], [4, 0n, 0n]);
+    assert.ok(quoted.writes >= writes, `${quoted.writes} writes quoted, ${writes} written`);
+    assert.equal(quoted.transactions, 1 + 3 + quoted.writes + 3 + 1);
+    assert.equal(quoted.fees, 5000n * BigInt(2 + 2 * 3 + quoted.writes + 3 + 1));
     console.log(
       `upload: stories260K (${artifact.length} bytes) in ${up.seconds.toFixed(2)} s, ${up.summary.transactions} transactions ` +
         `(${writes} writes of ${up.bytesWritten} bytes), ${up.summary.fees} lamports in fees`,
@@ -215,6 +224,8 @@ describe('the JS chain client on curta-localnet', () => {
       for await (const r of followRun(client, opened.run)) followed.push(r);
       assert.deepEqual(followed.map((r) => r.turns), c.turns.map((t) => t.turn));
       assert.deepEqual(followed.flatMap((r) => r.tokens), c.turns.flatMap((t) => t.tokens));
+      // What a reloaded page shows of the turns it did not see land: each one's fee and compute units.
+      assert.deepEqual(followed.map((r) => [r.payer, r.fee, r.computeUnits]), c.turns.map((t) => [client.payer.address, t.fee, t.consumedCu]));
 
       const closed = await closeRun(client, opened.run);
       assert.equal(closed.recovered, q.rent);

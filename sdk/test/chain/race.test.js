@@ -160,6 +160,8 @@ test('the JS cranker and the Rust curta race on three runs: both finish, every t
   /** @type {(value: Promise<any>) => void} */
   let joined = () => {};
   const rustCranks = [new Promise((resolve) => (joined = resolve)), rustCrank(1), rustCrank(2)];
+  /** Each crank's failed turns as `onFailed` told them. @type {any[][]} */
+  const toldFailed = runs.map(() => []);
   const jsCranks = runs.map((run, i) =>
     crankRun(client, run, {
       artifact,
@@ -167,6 +169,7 @@ test('the JS cranker and the Rust curta race on three runs: both finish, every t
       onTurn: (t) => {
         if (i === 0 && t.turn === JOIN_AT) joined(rustCrank(0));
       },
+      onFailed: (f) => toldFailed[i].push(f),
     }),
   );
   // Had crankRun finished the run without landing turn 3 itself, curta still cranks it (and finds it complete).
@@ -188,6 +191,7 @@ test('the JS cranker and the Rust curta race on three runs: both finish, every t
     assert.deepEqual(account.textBytes, want.text, `${names[r]}'s text`);
     const c = js[r];
     assert.equal(c.finalStateSha256, want.finalSha256);
+    assert.deepEqual(toldFailed[r], c.failed, `${names[r]}: onFailed told every failed turn, once`);
     // Each crank's text: the run's since it started, the other's turns included.
     const hexText = Buffer.from(want.text).toString('hex');
     const tail = (h, before) => assert.ok(before === 0 ? h === hexText : hexText.endsWith(h), `${names[r]}: a crank's text ${h}, from turn ${before}`);

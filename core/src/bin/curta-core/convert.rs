@@ -26,11 +26,14 @@ pub fn command(args: &Args) -> Result<(), Failure> {
     let (checkpoint_bytes, tokenizer_bytes) = (read(checkpoint)?, read(tokenizer)?);
     let artifact =
         convert_explained(&checkpoint_bytes, &tokenizer_bytes, charges).map_err(|(input, r)| {
-            let (path, kind) = match input {
-                Input::Checkpoint => (checkpoint, "llama2.c checkpoint"),
-                Input::Tokenizer => (tokenizer, "llama2.c tokenizer for this checkpoint"),
+            let path = match input {
+                Input::Checkpoint => checkpoint,
+                Input::Tokenizer => tokenizer,
             };
-            refused(r.error, format!("{path} is not a {kind}: {}", r.reason))
+            refused(
+                r.error,
+                format!("{path} is not a {}: {}", input.kind(), r.reason),
+            )
         })?;
     write(std::path::Path::new(out), &artifact)?;
     let m = open_artifact(&artifact)?;

@@ -1,0 +1,26 @@
+// Errors across a worker's messages: a core error crosses as its number (and
+// the module's words, when it gave some), to be worded on the page like any
+// other; anything else as its message.
+import { CurtaCoreError } from '@curta/sdk';
+
+/**
+ * @typedef {object} WorkerError
+ * @property {string} message
+ * @property {boolean} core whether it is a CurtaCoreError
+ * @property {number} [code]
+ * @property {import('@curta/sdk').CurtaCoreError['refusal']} [refusal] the module's words, when it gave some
+ */
+
+/**
+ * @param {unknown} e
+ * @returns {WorkerError}
+ */
+export function errorToMessage(e) {
+  const err = /** @type {any} */ (e);
+  return { message: String(err?.message ?? err), core: err instanceof CurtaCoreError, code: err?.code, refusal: err?.refusal };
+}
+
+/** @param {WorkerError} m */
+export function errorFromMessage(m) {
+  return m.core ? new CurtaCoreError(/** @type {number} */ (m.code), m.refusal) : new Error(m.message);
+}
