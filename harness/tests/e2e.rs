@@ -504,7 +504,8 @@ fn killed_mid_upload_and_mid_crank_resumes_paying_nothing_twice() {
     )
     .pubkey();
 
-    // Killed a third of the way through writing the weights.
+    // Ctrl-C a third of the way through writing the weights: the process
+    // ends at once (130), saying the model is not sealed and how to resume.
     let (mut child, lines) = ok(curta.spawn(&[
         "model",
         "upload",
@@ -520,8 +521,21 @@ fn killed_mid_upload_and_mid_crank_resumes_paying_nothing_twice() {
         "a third of the weights",
         a_third_written,
     );
-    child.kill().expect("kill");
-    child.wait().expect("wait");
+    let sigint = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill -INT");
+    assert!(sigint.success());
+    let status = child.wait().expect("wait");
+    let said = lines.iter().collect::<Vec<_>>().join("\n");
+    assert_eq!(status.code(), Some(130), "interrupted: {said}");
+    assert!(
+        said.contains(&format!(
+            "interrupted: the model {model} is not sealed: running the same command again \
+             resumes the upload"
+        )),
+        "what Ctrl-C said: {said}"
+    );
     // Its journal is left for the next process (which settles it first
     // thing, whatever the command).
     let journals = std::fs::read_dir(curta.state_dir.join("inflight"))
@@ -968,7 +982,7 @@ fn bad_input_is_refused_in_words() {
                 "/nonexistent.json",
                 "run",
                 "show",
-                "x",
+                "11111111111111111111111111111111",
             ],
             "cannot read the signer keypair /nonexistent.json",
         ),
