@@ -683,8 +683,10 @@ fn killed_mid_upload_and_mid_crank_resumes_paying_nothing_twice() {
 /// once (by one or the other), and what the race cost is bounded: a
 /// cranker that finds the run moved by someone else sends nothing while
 /// the other moves it, and takes over when it stops, so each run costs it
-/// at most a window of failed turns each time it finds the other (here at
-/// most twice a run).
+/// at most a window of failed turns each time it finds the other (its
+/// `backoffs`; how often depends on the machine's load: a cranker that
+/// stands still for three reads is taken over), and at most one more for
+/// its own turns landing out of order.
 #[test]
 fn racing_crankers_finish_every_run_once() {
     let net = start();
@@ -724,12 +726,12 @@ fn racing_crankers_finish_every_run_once() {
     };
     ok(other.json(&["airdrop", "10"]));
 
-    let window = "8";
+    let window = 8;
     let crank = [
         "crank",
         "--once",
         "--window",
-        window,
+        &window.to_string(),
         "--model",
         model.as_str(),
     ];
@@ -766,10 +768,15 @@ fn racing_crankers_finish_every_run_once() {
             pass["failed"].as_u64().expect("failed"),
             pass["turns_by_others"].as_u64().expect("turns by others"),
         );
-        assert!(
-            failed <= 2 * 3 * 8,
-            "{who}: {failed} failed turns, more than two windows on each of three runs: {pass}"
-        );
+        for r in pass["runs"].as_array().expect("runs") {
+            let (failed, backoffs) = (r["failed"].as_u64(), r["backoffs"].as_u64());
+            let (failed, backoffs) = (failed.expect("failed"), backoffs.expect("backoffs"));
+            assert!(
+                failed <= window * (backoffs + 1),
+                "{who}: {failed} failed turns on a run it backed off {backoffs} times, more \
+                 than a window each time and one more: {pass}"
+            );
+        }
         eprintln!(
             "{who}: {turns} turns landed, {failed} failed, {others} seen landed by the other, {} \
              transactions ({:.2} per turn landed), fees {} lamports",

@@ -359,7 +359,8 @@ impl Outcome for Cranked {
             "turns": turns,
             "failed": failed,
             "turns_by_others": self.turns_by_others,
-            "backed_off": self.backed_off,
+            "backed_off": self.backoffs > 0,
+            "backoffs": self.backoffs,
             "transactions": self.transactions(),
             "fees": self.fees(),
             "program_cu": self.program_cu(),
@@ -420,7 +421,7 @@ impl Outcome for Cranked {
             sol(self.fees()),
             count(self.transactions(), "transaction", "transactions")
         );
-        if self.backed_off {
+        if self.backoffs > 0 {
             out += &format!(
                 "another cranker moved the run ({} theirs): this one went on a turn at a time, \
                  reading the run before each\n",
@@ -452,7 +453,8 @@ impl Outcome for Pass {
                 "turns": c.turns.len(),
                 "failed": c.failed.len(),
                 "turns_by_others": c.turns_by_others,
-                "backed_off": c.backed_off,
+                "backed_off": c.backoffs > 0,
+                "backoffs": c.backoffs,
                 "transactions": c.transactions(),
                 "fees": c.fees(),
                 "earned": c.earned(),

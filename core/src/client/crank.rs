@@ -310,8 +310,9 @@ pub struct Summary {
     /// Turns someone else sent while this crank ran (`turns_before +
     /// turns.len() + turns_by_others` is the run's turn count at the end).
     pub turns_by_others: u64,
-    /// Whether it found another cranker on the run and followed it.
-    pub backed_off: bool,
+    /// How many times it found another cranker on the run and followed it
+    /// (each encounter costs at most the window it had in flight).
+    pub backoffs: u32,
     /// The run was closed after its last turn, before the crank read its
     /// final state (the receipts, each checked, are the evidence).
     pub closed_after: bool,
@@ -818,7 +819,7 @@ impl Crank {
                 if skipped > 0 {
                     self.following = true;
                     self.still_polls = 0;
-                    self.summary.backed_off = true;
+                    self.summary.backoffs += 1;
                 }
                 self.pc = Pc::HeightDue;
             }

@@ -280,7 +280,8 @@ fn turn_record(t: &TurnRecord) -> String {
 /// `slot`, `cuLimit`, `estimatedCu`, `charged`, `programCu`, `consumedCu`,
 /// `fee`, `crankPaid`, `generated`, `tokens`, `text`, `stateSha256`),
 /// `failed` (`turn`, `signature`, `slot`, `fee`, `error`), `turnsByOthers`,
-/// `backedOff`, `closedAfter` (closed after its last turn, before the final
+/// `backedOff`, `backoffs` (how many times it backed off), `closedAfter`
+/// (closed after its last turn, before the final
 /// read), `finalStateSha256`, `text`, `fees`, `earned` (crank fees
 /// paid to the payer), `transactions`.
 pub fn summary(s: &Summary) -> String {
@@ -298,7 +299,8 @@ pub fn summary(s: &Summary) -> String {
         .raw("turns", &array(s.turns.iter().map(turn_record)))
         .raw("failed", &array(failed))
         .big("turnsByOthers", s.turns_by_others)
-        .bool("backedOff", s.backed_off)
+        .bool("backedOff", s.backoffs > 0)
+        .num("backoffs", s.backoffs as u64)
         .bool("closedAfter", s.closed_after)
         .str("finalStateSha256", &hex(&s.final_state_sha256))
         .str("text", &base64::encode(&s.text))

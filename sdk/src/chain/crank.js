@@ -74,6 +74,7 @@ export class CurtaReplayMismatch extends Error {
  * @property {FailedTurn[]} failed turn transactions that landed and failed (StaleTurn)
  * @property {number} turnsByOthers turns someone else sent meanwhile (`turnsBefore + turns.length + turnsByOthers` is the run's turn count at the end)
  * @property {boolean} backedOff whether it found another cranker on the run and followed it, sending nothing, until it stopped
+ * @property {number} backoffs how many times it did (each encounter costs at most the window it had in flight)
  * @property {boolean} closedAfter whether the run was closed after its last turn, before the final read (by an opener taking its text): every receipt was checked
  * @property {string} finalStateSha256
  * @property {Uint8Array} text the text the run's turns added since `turnsBefore`, someone else's included (their states were checked against the replay)
@@ -184,6 +185,7 @@ export async function crankRun(client, runAddress, options = {}) {
       failed: s.failed.map(failedTurn),
       turnsByOthers: Number(s.turnsByOthers),
       backedOff: s.backedOff,
+      backoffs: Number(s.backoffs),
       closedAfter: s.closedAfter,
       finalStateSha256: s.finalStateSha256,
       text: fromBase64(s.text),
