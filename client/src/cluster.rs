@@ -117,8 +117,11 @@ pub fn load_keypair(path: &Path, what: &str) -> Result<Keypair> {
 
 /// An address given on the command line.
 pub fn parse_address(text: &str, what: &str) -> Result<Pubkey> {
-    Pubkey::from_str(text.trim())
-        .map_err(|_| Error::new(format!("{what} {text:?} is not a base58 address")))
+    let text = text.trim();
+    match curta_core::client::base58::address_refusal(what, text) {
+        None => Pubkey::from_str(text).map_err(|e| Error::new(format!("{what} {text:?}: {e}"))),
+        Some(words) => Err(Error::new(words)),
+    }
 }
 
 /// An address given as itself or as a keypair file holding its key.
@@ -181,9 +184,12 @@ mod tests {
     #[test]
     fn bad_addresses_say_so() {
         let e = parse_address("not-an-address", "--model").unwrap_err();
-        assert_eq!(
-            e.message(),
-            "--model \"not-an-address\" is not a base58 address"
+        assert!(
+            e.message().starts_with(
+                "--model \"not-an-address\" is not a Solana address: \"-\" is not base58"
+            ),
+            "{}",
+            e.message()
         );
         let e = address_or_keypair("/nonexistent/key.json", "--config").unwrap_err();
         assert!(e

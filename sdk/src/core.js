@@ -100,6 +100,7 @@ export const EXPORTS = Object.freeze([
   'interface',
   'derivation',
   'custom_error',
+  'address_refusal',
   'check_run',
   'replay_run',
   'receipt_differences',
@@ -405,6 +406,20 @@ export class CoreWasm {
     const { status, reply } = this.callJson(this.exports.derivation, [], [what]);
     if (status !== 0) throw new RangeError(`derivation: ${reply.error}`);
     return reply;
+  }
+
+  /**
+   * Why `text`, typed as `what`, is not a Solana address, in the client
+   * core's words (the ones `curta` gives for a flag), or null when it is
+   * one.
+   * @param {string} what e.g. "The model address"
+   * @param {string} text
+   * @returns {string | null}
+   */
+  addressRefusal(what, text) {
+    const { status, reply } = this.callJson(this.exports.address_refusal, [], [{ what, text }]);
+    if (status !== 0) throw new RangeError(`address_refusal: ${reply.error}`);
+    return reply.words;
   }
 
   /**

@@ -37,7 +37,7 @@ for (const name of names) {
 
 test('a crank refuses what it cannot use, in words', () => {
   const script = JSON.parse(readFileSync(new URL('clean.json', dir), 'utf8'));
-  assert.throws(() => new CrankMachine(core, bytes(script.artifact), bytes(script.state), { ...script.setup, run: 'notanaddress' }), /run "notanaddress" is not a base58 address/);
+  assert.throws(() => new CrankMachine(core, bytes(script.artifact), bytes(script.state), { ...script.setup, run: 'notanaddress' }), /run "notanaddress" is not a Solana address: it is 12 characters long/);
   assert.throws(() => new CrankMachine(core, bytes(script.artifact).subarray(1), bytes(script.state), script.setup), /the artifact does not check: core error 2/);
   const crank = new CrankMachine(core, bytes(script.artifact), bytes(script.state), script.setup);
   assert.throws(() => crank.next({ event: 'launch' }), /event "launch" is not one the crank takes/);

@@ -225,3 +225,12 @@ test('raw exports: bad pointers and lengths give error numbers, never a trap', a
   for (const b of [prompt, state, out]) b.free();
   art.free();
 });
+
+test('an address that is not one is refused in the client core words, the CLI’s', async () => {
+  const c = await core();
+  assert.equal(c.addressRefusal('--model', '11111111111111111111111111111111'), null);
+  assert.equal(
+    c.addressRefusal('--model', 'not-an-address'),
+    '--model "not-an-address" is not a Solana address: "-" is not base58 (an address is 32 to 44 base58 characters, 1-9 and letters but 0, O, I and l, for 32 bytes)',
+  );
+});

@@ -1,7 +1,7 @@
 // The on-chain half of the page: cluster, wallet (Wallet Standard, or a
 // local key on localnet), model by address or upload, the quote, and the
 // run paid through a session key, streamed and verified turn by turn.
-import { address, createKeyPairSignerFromPrivateKeyBytes, isAddress } from '@solana/kit';
+import { address, createKeyPairSignerFromPrivateKeyBytes } from '@solana/kit';
 import { getTransferSolInstruction } from '@solana-program/system';
 import {
   CurtaReplayMismatch,
@@ -33,7 +33,7 @@ import { drawUnits } from './plot.js';
 import { endSession, newSession, savedSession, sessionSigner, updateSession } from './session-key.js';
 import { getItem, setItem } from './store.js';
 import { chainOf, connectWallet, walletSigner, watchWallets } from './wallet.js';
-import { addressWords, inWords, mismatchWords } from './words.js';
+import { inWords, mismatchWords, notAnAddress } from './words.js';
 
 /** What a local key is given on localnet. */
 const LOCAL_AIRDROP = 20_000_000_000n;
@@ -62,8 +62,12 @@ const LOCAL_AIRDROP = 20_000_000_000n;
  */
 export const chain = { cluster: null, signer: null, signerName: '', model: null, allowance: DEFAULT_ALLOWANCE, artifact: null, programFound: '' };
 
+/** The module, for the checks the page makes before it connects. @type {Promise<import('@curta/sdk').CoreWasm>} */
+let chainCore;
+
 /** @param {Page} page */
 export function setupChain(page) {
+  chainCore = page.corePromise;
   const params = new URLSearchParams(location.search);
   if (params.get('cluster')) /** @type {HTMLInputElement} */ ($('cluster')).value = params.get('cluster') ?? '';
   if (params.get('program')) /** @type {HTMLInputElement} */ ($('program-id')).value = params.get('program') ?? '';
@@ -200,7 +204,7 @@ export async function connectCluster() {
  */
 async function connectTyped() {
   const typed = /** @type {HTMLInputElement} */ ($('program-id')).value.trim();
-  if (typed) programId();
+  if (typed) await programId();
   const cluster = await connectCluster();
   if (typed) await checkProgram(cluster, typed);
   else $('cluster-info').textContent = `Connected: ${cluster.url}, Solana ${cluster.version}, slot ${cluster.slot}; type the curta program's address on this cluster.`;
@@ -208,10 +212,11 @@ async function connectTyped() {
 }
 
 /** The program address typed, checked for form. */
-function programId() {
+async function programId() {
   const id = /** @type {HTMLInputElement} */ ($('program-id')).value.trim();
   if (!id) throw new Error("Type the curta program's address on this cluster.");
-  if (!isAddress(id)) throw new Error(`${addressWords('The curta program address', id)} Nothing was connected.`);
+  const refused = notAnAddress(await chainCore, 'The curta program address', id, ' Nothing was connected.');
+  if (refused) throw refused;
   return id;
 }
 
@@ -268,7 +273,7 @@ async function reader(page) {
   const cluster = await connectCluster();
   const core = await page.corePromise;
   const payer = chain.signer ?? (await createKeyPairSignerFromPrivateKeyBytes(new Uint8Array(32)));
-  const id = await checkProgram(cluster, programId());
+  const id = await checkProgram(cluster, await programId());
   // With the page's journal: what an earlier load left in flight lands (or
   // expires) before anything is read, so what is read is what will stay.
   return createCurtaClient({ rpc: cluster.rpc, programId: id, payer, core, journal: indexedDbJournal() });
@@ -281,7 +286,8 @@ async function reader(page) {
  */
 async function loadModel(page, address) {
   if (!address) throw new Error('Type the address of a Curta model account.');
-  if (!isAddress(address)) throw new Error(addressWords('The model address', address));
+  const refused = notAnAddress(await page.corePromise, 'The model address', address);
+  if (refused) throw refused;
   const client = await reader(page);
   setStatus(`Reading model ${address}…`);
   let model;
@@ -331,7 +337,7 @@ async function upload(page) {
   // interrupted upload is found again after a reload.
   const client = createCurtaClient({
     rpc: cluster.rpc,
-    programId: await checkProgram(cluster, programId()),
+    programId: await checkProgram(cluster, await programId()),
     payer: signer,
     secret: await kept('owner-secret'),
     core: await page.corePromise,

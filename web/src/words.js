@@ -115,22 +115,16 @@ export function mismatchWords(e, nextTurn) {
   };
 }
 
-/** The base58 alphabet's characters: digits and letters but 0, O, I and l. */
-const BASE58 = /^[1-9A-HJ-NP-Za-km-z]$/;
-
 /**
- * Why `value`, typed as `what`, is not a Solana address (kit's `isAddress`
- * refused it), naming the value and what is wrong with it.
+ * Checks `value`, typed as `what`, as a Solana address: an Error in the
+ * client core's words (the ones `curta` gives for a flag), naming the
+ * value and what is wrong with it, or null when it is one.
+ * @param {import('@curta/sdk').CoreWasm} core
  * @param {string} what e.g. "The curta program address"
  * @param {string} value
+ * @param {string} [then] words after the sentence
  */
-export function addressWords(what, value) {
-  const chars = [...value];
-  const foreign = [...new Set(chars.filter((c) => !BASE58.test(c)))];
-  const why = foreign.length
-    ? `${foreign.map((c) => (c === ' ' ? 'a space' : `"${c}"`)).join(', ')} ${foreign.length === 1 ? 'is' : 'are'} not base58`
-    : chars.length < 32 || chars.length > 44
-      ? `it is ${chars.length} characters long`
-      : 'its base58 is not 32 bytes';
-  return `${what} "${value}" is not a Solana address: ${why} (an address is 32 to 44 base58 characters, 1-9 and letters but 0, O, I and l, for 32 bytes).`;
+export function notAnAddress(core, what, value, then = '') {
+  const words = core.addressRefusal(what, value);
+  return words === null ? null : new Error(`${words}.${then}`);
 }

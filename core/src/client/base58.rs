@@ -1,6 +1,7 @@
 //! Base58 in Bitcoin's alphabet: how every Solana client spells an address
 //! or a signature.
 
+use std::format;
 use std::string::String;
 use std::vec::Vec;
 
@@ -27,6 +28,41 @@ pub fn encode(bytes: &[u8]) -> String {
     out.extend(core::iter::repeat_n('1', zeros));
     out.extend(digits.iter().rev().map(|&d| ALPHABET[d as usize] as char));
     out
+}
+
+/// `what`'s value `text` checked as an address: `None` when it is one, else
+/// why not in a sentence that names the value, the words every client
+/// gives (the CLI for a flag, the page for a field).
+pub fn address_refusal(what: &str, text: &str) -> Option<String> {
+    if decode::<32>(text).is_some() {
+        return None;
+    }
+    let mut foreign: Vec<char> = Vec::new();
+    for c in text.chars() {
+        if (!c.is_ascii() || !ALPHABET.contains(&(c as u8))) && !foreign.contains(&c) {
+            foreign.push(c);
+        }
+    }
+    let chars = text.chars().count();
+    let why = match foreign.len() {
+        0 if !(32..=44).contains(&chars) => format!("it is {chars} characters long"),
+        0 => "its base58 is not 32 bytes".into(),
+        n => {
+            let named: Vec<String> = foreign
+                .iter()
+                .map(|&c| match c {
+                    ' ' => "a space".into(),
+                    c => format!("\"{c}\""),
+                })
+                .collect();
+            let verb = if n == 1 { "is" } else { "are" };
+            format!("{} {verb} not base58", named.join(", "))
+        }
+    };
+    Some(format!(
+        "{what} \"{text}\" is not a Solana address: {why} (an address is 32 to 44 base58 \
+         characters, 1-9 and letters but 0, O, I and l, for 32 bytes)"
+    ))
 }
 
 /// Decodes base58 into exactly `N` bytes; `None` for another length or a
@@ -85,5 +121,34 @@ mod tests {
         assert_eq!(decode::<32>("0OIl"), None);
         assert_eq!(decode::<32>("1111"), None);
         assert_eq!(decode::<32>(&encode(&[255; 33])), None);
+    }
+
+    #[test]
+    fn an_address_that_is_not_one_is_said_why() {
+        let tail = "(an address is 32 to 44 base58 characters, 1-9 and letters but 0, O, I \
+                    and l, for 32 bytes)";
+        assert_eq!(
+            address_refusal("run", "11111111111111111111111111111111"),
+            None
+        );
+        assert_eq!(
+            address_refusal("--model", "notanaddress").as_deref(),
+            Some(&*format!(
+                "--model \"notanaddress\" is not a Solana address: it is 12 characters long {tail}"
+            ))
+        );
+        assert_eq!(
+            address_refusal("The model address", "not-an-address").as_deref(),
+            Some(&*format!(
+                "The model address \"not-an-address\" is not a Solana address: \"-\" is not \
+                 base58 {tail}"
+            ))
+        );
+        let words = address_refusal("x", "a b0").unwrap();
+        assert!(words.contains("a space, \"0\" are not base58"), "{words}");
+        let long = "z".repeat(44);
+        assert!(address_refusal("x", &long)
+            .unwrap()
+            .contains("its base58 is not 32 bytes"));
     }
 }

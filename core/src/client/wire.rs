@@ -56,7 +56,10 @@ fn str_of<'v>(v: &'v Value, key: &str) -> Result<&'v str, String> {
 
 fn address_of(v: &Value, key: &str) -> Result<Address, String> {
     let text = str_of(v, key)?;
-    base58::decode::<32>(text).ok_or_else(|| format!("{key} {text:?} is not a base58 address"))
+    match base58::address_refusal(key, text) {
+        None => Ok(base58::decode::<32>(text).unwrap_or_default()),
+        Some(words) => Err(words),
+    }
 }
 
 /// The crank's optional `"window"` (32), `"cuLimit"` (`"uniform"`,

@@ -27,6 +27,9 @@
 //! - `custom_error(what, what_length)`: an instruction's custom error in
 //!   words, named by the program that raised it (`client::errors`):
 //!   `{"code", "instruction", "program"}` in, `{"words", "name"}` out.
+//! - `address_refusal(what, what_length)`: why a value typed as an address
+//!   is not one (`client::base58`): `{"what", "text"}` in, `{"words"}` out,
+//!   null for an address.
 //! - `check_run(config, zero, zero_length, prompt, prompt_length, setup,
 //!   setup_length)`: a run's parameters checked before anything is sent
 //!   (`client::params`), the context too when section zero is given.
@@ -156,6 +159,30 @@ pub unsafe extern "C" fn custom_error(what: usize, what_length: usize) -> u32 {
     o = match (raiser, errors::name(code)) {
         (Raiser::Curta, Some(name)) => o.str("name", &name),
         _ => o.raw("name", "null"),
+    };
+    reply(o.finish());
+    0
+}
+
+/// Replies why a value typed as an address is not one, in the client
+/// core's words (`client::base58::address_refusal`): `{"what", "text"}` in,
+/// `{"words": words or null}` out (null: it is an address).
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn address_refusal(what: usize, what_length: usize) -> u32 {
+    // SAFETY: the contract of the export.
+    let v = match unsafe { document(what, what_length) } {
+        Ok(v) => v,
+        Err(words) => return error(&words),
+    };
+    let (Some(name), Some(text)) = (
+        v.get("what").and_then(Value::as_str),
+        v.get("text").and_then(Value::as_str),
+    ) else {
+        return error("address_refusal takes {\"what\": string, \"text\": string}");
+    };
+    let o = match crate::client::base58::address_refusal(name, text) {
+        Some(words) => Object::default().str("words", &words),
+        None => Object::default().raw("words", "null"),
     };
     reply(o.finish());
     0
