@@ -521,12 +521,7 @@ fn killed_mid_upload_and_mid_crank_resumes_paying_nothing_twice() {
         "a third of the weights",
         a_third_written,
     );
-    let sigint = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill -INT");
-    assert!(sigint.success());
-    let status = child.wait().expect("wait");
+    let status = interrupt(&mut child);
     let said = lines.iter().collect::<Vec<_>>().join("\n");
     assert_eq!(status.code(), Some(130), "interrupted: {said}");
     assert!(
@@ -645,12 +640,7 @@ fn killed_mid_upload_and_mid_crank_resumes_paying_nothing_twice() {
     wait_for(&mut child, &lines, "three turns", |line| {
         line.starts_with("turn ") && line.contains(" (3/")
     });
-    let sigint = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill -INT");
-    assert!(sigint.success());
-    let status = child.wait().expect("wait");
+    let status = interrupt(&mut child);
     let said: Vec<String> = lines.iter().collect();
     let said = said.join("\n");
     assert_eq!(status.code(), Some(1), "interrupted: {said}");

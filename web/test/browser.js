@@ -1,9 +1,11 @@
 // Headless Debian Chromium through playwright-core, with a fresh profile:
 // nothing downloads a browser. Stopped by `close()`, which the tests call.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { after, before } from 'node:test';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
+import { serve } from '../scripts/serve.js';
 
 export const CHROMIUM = process.env.CURTA_CHROMIUM ?? '/usr/bin/chromium';
 
@@ -47,4 +49,24 @@ export function pageLog(page) {
   page.on('console', (m) => lines.push(`[${m.type()}] ${m.text()}`));
   page.on('pageerror', (e) => lines.push(`[pageerror] ${e.message}`));
   return lines;
+}
+
+/**
+ * The built page served and Chromium launched before a test file's tests,
+ * both stopped after them; `shots` made for screenshots.
+ * @param {string} shots
+ */
+export function pageAndBrowser(shots) {
+  /** @type {{ server: Awaited<ReturnType<typeof serve>>, browser: Awaited<ReturnType<typeof launchBrowser>> }} */
+  const up = /** @type {any} */ ({});
+  before(async () => {
+    await mkdir(shots, { recursive: true });
+    up.server = await serve(0);
+    up.browser = await launchBrowser();
+  });
+  after(async () => {
+    await up.browser?.close();
+    await up.server?.close();
+  });
+  return up;
 }

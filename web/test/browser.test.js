@@ -1,34 +1,18 @@
 // The page in headless Chromium: the offline reference run, the bad-input
 // messages, and (chain.test.js) the reference run on curta-localnet.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { serve } from '../scripts/serve.js';
-import { launchBrowser, pageLog } from './browser.js';
+import { pageAndBrowser, pageLog } from './browser.js';
 import { MODELS, REFERENCE, REFERENCE_MEASURED, SHOTS, convertOnPage, fact, fillRun, runOfflineOnPage } from './page.js';
 
-/** @type {Awaited<ReturnType<typeof serve>>} */
-let server;
-/** @type {Awaited<ReturnType<typeof launchBrowser>>} */
-let browser;
-
-before(async () => {
-  await mkdir(SHOTS, { recursive: true });
-  server = await serve(0);
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const up = pageAndBrowser(SHOTS);
 
 test('offline: stories260K converted in the page, the reference run in WebAssembly', async () => {
-  const page = await browser.context.newPage();
+  const page = await up.browser.context.newPage();
   const log = pageLog(page);
   try {
-    await page.goto(server.url);
+    await page.goto(up.server.url);
     await convertOnPage(page, join(MODELS, 'stories260K.bin'), join(MODELS, 'tok512.bin'));
     assert.match(await page.locator('#model-info').innerText(), /context\s+512 tokens/);
     assert.equal(await page.locator('#model-info dd[data-term="charges"]').innerText(), "the specification's table");
@@ -48,10 +32,10 @@ test('offline: stories260K converted in the page, the reference run in WebAssemb
 });
 
 test('offline: stories260K converted with the measured charge table, the reference run in 16 turns', async () => {
-  const page = await browser.context.newPage();
+  const page = await up.browser.context.newPage();
   const log = pageLog(page);
   try {
-    await page.goto(server.url);
+    await page.goto(up.server.url);
     await convertOnPage(page, join(MODELS, 'stories260K.bin'), join(MODELS, 'tok512.bin'), 'measured');
     assert.equal(await page.locator('#model-info dd[data-term="charges"]').innerText(), 'the measured table (fewer, fuller turns)');
     const result = await runOfflineOnPage(page, REFERENCE_MEASURED);
@@ -67,10 +51,10 @@ test('offline: stories260K converted with the measured charge table, the referen
 });
 
 test("offline: a run stopped in the worker ends there, and the next one runs", async () => {
-  const page = await browser.context.newPage();
+  const page = await up.browser.context.newPage();
   const log = pageLog(page);
   try {
-    await page.goto(server.url);
+    await page.goto(up.server.url);
     await convertOnPage(page, join(MODELS, 'stories260K.bin'), join(MODELS, 'tok512.bin'));
     await fillRun(page, { ...REFERENCE, maxTokens: 500 });
     // Stopped in the click's own task, before the worker can finish: the
@@ -96,10 +80,10 @@ test("offline: a run stopped in the worker ends there, and the next one runs", a
 });
 
 test("a tokenizer that is not the checkpoint's: the core's words, and the bar ends", async () => {
-  const page = await browser.context.newPage();
+  const page = await up.browser.context.newPage();
   const log = pageLog(page);
   try {
-    await page.goto(server.url);
+    await page.goto(up.server.url);
     // stories260K's 512 tokens against llama2's 32,000-token tokenizer.
     await page.click('.tabs button[data-tab="checkpoint"]');
     await page.setInputFiles('#checkpoint-file', join(MODELS, 'stories260K.bin'));
@@ -126,10 +110,10 @@ test("a tokenizer that is not the checkpoint's: the core's words, and the bar en
 });
 
 test('bad input gets words on the page, not a stuck page', async () => {
-  const page = await browser.context.newPage();
+  const page = await up.browser.context.newPage();
   const log = pageLog(page);
   try {
-    await page.goto(server.url);
+    await page.goto(up.server.url);
     // No model yet.
     await page.click('#run-offline');
     assert.equal(await errorText(page), 'Pick a model first: an artifact, or a checkpoint and tokenizer to convert.');

@@ -2,40 +2,24 @@
 // Chromium at 1280x900 (issue 31's newcomer): a program address that is not
 // one, the prompt's byte count, a long unbroken prompt or URL, figures that
 // do not break mid-word, and the output brought into view when a run starts.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { serve } from '../scripts/serve.js';
-import { launchBrowser, pageLog } from './browser.js';
+import { pageAndBrowser, pageLog } from './browser.js';
 import { MODELS, SHOTS, brokenFigures, convertOnPage, overflowWidth } from './page.js';
 
-/** @type {Awaited<ReturnType<typeof serve>>} */
-let server;
-/** @type {Awaited<ReturnType<typeof launchBrowser>>} */
-let browser;
-
-before(async () => {
-  await mkdir(SHOTS, { recursive: true });
-  server = await serve(0);
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const up = pageAndBrowser(SHOTS);
 
 /**
  * A fresh page at 1280x900; its console is printed when `body` fails.
  * @param {(page: import('playwright-core').Page) => Promise<void>} body
  */
 async function onPage(body) {
-  const page = await browser.context.newPage();
+  const page = await up.browser.context.newPage();
   await page.setViewportSize({ width: 1280, height: 900 });
   const log = pageLog(page);
   try {
-    await page.goto(server.url);
+    await page.goto(up.server.url);
     await body(page);
   } catch (e) {
     console.error(log.join('\n'));

@@ -259,6 +259,17 @@ pub fn a_third_written(line: &str) -> bool {
     3 * done.parse::<u64>().unwrap_or(0) >= total
 }
 
+/// Ctrl-C to a running `curta` (SIGINT, as a terminal sends it); waits for
+/// it to end.
+pub fn interrupt(child: &mut std::process::Child) -> std::process::ExitStatus {
+    let sigint = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill -INT");
+    assert!(sigint.success());
+    child.wait().expect("wait")
+}
+
 /// Waits for a stderr line that `done` accepts; panics if the process
 /// exits first.
 pub fn wait_for(
