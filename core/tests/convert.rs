@@ -85,9 +85,9 @@ fn conversion_is_deterministic() {
     assert_eq!(m.artifact_len(), a.len());
     m.check_tokenizer().unwrap();
     // The embedding of a shared model is its classifier, in the last section.
-    assert!(m.shared_classifier);
-    assert_eq!(m.classifier(), m.embedding());
-    assert_eq!(m.embedding().section as usize, m.section_count() - 1);
+    assert!(m.config.shared_classifier);
+    assert_eq!(m.classifier(7), m.embedding(7));
+    assert_eq!(m.embedding(511).section as usize, m.section_count() - 1);
 }
 
 #[test]
@@ -98,8 +98,8 @@ fn an_unshared_classifier_follows_the_embedding() {
     checkpoint.extend_from_slice(&classifier);
     let artifact = convert(&checkpoint, &synthetic_tokenizer(TINY.vocab_size)).unwrap();
     let m = metadata(&artifact);
-    assert!(!m.shared_classifier);
-    assert_eq!(m.classifier().offset, m.embedding().byte_len());
+    assert!(!m.config.shared_classifier);
+    assert_eq!(m.classifier(0).offset, m.embedding(0).byte_len());
     // An all-zero classifier: every logit is zero and token 0 is sampled.
     let mut state = new_state(m.config, b"a", 1, 0, 0);
     run_to_end(&artifact, &m, &mut state);

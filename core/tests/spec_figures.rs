@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use curta_core::convert::STORIES15M;
-use curta_core::format::ChargeTable;
+use curta_core::format::{ChargeTable, Layout};
 use curta_core::inference::quote_turns;
 use curta_core::planner::{Walker, CHARGES, MEASURED_CHARGES};
 use curta_core::protocol::RUN_HEADER_LEN;
@@ -151,7 +151,8 @@ fn one_position(config: &Config, position: u32) -> ([u64; 20], u64) {
     let mut per_phase = [0u64; 20];
     let mut turns = 0;
     while cursor.phase != Phase::Done {
-        let mut walker = Walker::new(config, &run, &cursor, CHARGES.allowance).unwrap();
+        let shape = (config, &Layout::new(config).unwrap());
+        let mut walker = Walker::new(shape, &run, &cursor, CHARGES.allowance).unwrap();
         while let Some(step) = walker.next_step() {
             per_phase[walker.cursor.phase as usize] += step.cost as u64;
             walker.advance(&step);
@@ -233,7 +234,8 @@ fn plans_equal_the_chunk_walk() {
         let mut turns = 0;
         while cursor.phase != Phase::Done && turns < 3000 {
             let plan = plan_cursor(&config, &run, &cursor, CHARGES.allowance).unwrap();
-            let mut walker = Walker::new(&config, &run, &cursor, CHARGES.allowance).unwrap();
+            let shape = (&config, &Layout::new(&config).unwrap());
+            let mut walker = Walker::new(shape, &run, &cursor, CHARGES.allowance).unwrap();
             while let Some(step) = walker.next_step() {
                 walker.advance(&step);
             }

@@ -4,8 +4,8 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use curta_core::convert::{convert_explained, synthetic_checkpoint, STORIES15M};
-use curta_core::format::{ChargeTable, SECTION_TABLE};
+use curta_core::convert::{convert_explained, synthetic_checkpoint, SHAPES};
+use curta_core::format::{ChargeTable, Config, SECTION_TABLE};
 use curta_core::Metadata;
 
 /// `CURTA_MODELS`, else the `models/` folder `scripts/fetch-models.sh` fills.
@@ -25,7 +25,26 @@ fn read(name: &str) -> Vec<u8> {
 /// The models a run may name, each planned with the specification's charges;
 /// a name followed by `MEASURED` is the same model planned with the
 /// measured table (`stories260K+measured`).
-pub const MODELS: [&str; 3] = ["stories260K", "aidreams260K", "stories15M-synthetic"];
+pub const MODELS: [&str; 5] = [
+    "stories260K",
+    "aidreams260K",
+    "stories15M-synthetic",
+    "stories42M-synthetic",
+    "stories110M-synthetic",
+];
+
+/// The suffix of a model made of deterministic synthetic weights (seed 1)
+/// of one of `curta_core::convert::SHAPES` and llama2's real tokenizer.
+pub const SYNTHETIC: &str = "-synthetic";
+
+/// The shape of a synthetic model (`stories42M-synthetic`), if it is one.
+pub fn synthetic_shape(model: &str) -> Option<Config> {
+    let shape = charges_of(model).0.strip_suffix(SYNTHETIC)?;
+    SHAPES
+        .iter()
+        .find(|(name, _)| *name == shape)
+        .map(|(_, c)| *c)
+}
 
 /// The suffix of a model name that chooses the measured charge table.
 pub const MEASURED: &str = "+measured";
@@ -44,7 +63,7 @@ pub fn files(model: &str) -> &'static [&'static str] {
     match charges_of(model).0 {
         "stories260K" => &["stories260K.bin", "tok512.bin"],
         "aidreams260K" => &["aidreams260K.bin", "tok512-aidreams.bin"],
-        "stories15M-synthetic" => &["tokenizer.bin"],
+        _ if synthetic_shape(model).is_some() => &["tokenizer.bin"],
         other => panic!("unknown model {other}; known: {MODELS:?}"),
     }
 }
@@ -69,11 +88,9 @@ fn build(model: &str) -> Vec<u8> {
     let convert = |checkpoint: &[u8], tokenizer: &[u8]| {
         convert_explained(checkpoint, tokenizer, charges).map_err(|(_, r)| r.error)
     };
-    let artifact = match (base, files(model)) {
-        // The stories15M shape: deterministic synthetic weights (seed 1)
-        // with llama2's real tokenizer.
-        ("stories15M-synthetic", [tokenizer]) => convert(
-            &synthetic_checkpoint(&STORIES15M, 1).expect("valid shape"),
+    let artifact = match (synthetic_shape(base), files(model)) {
+        (Some(shape), [tokenizer]) => convert(
+            &synthetic_checkpoint(&shape, 1).expect("valid shape"),
             &read(tokenizer),
         ),
         (_, [checkpoint, tokenizer]) => convert(&read(checkpoint), &read(tokenizer)),

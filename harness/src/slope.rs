@@ -14,6 +14,14 @@ use crate::manifest::RunSpec;
 use crate::models::{artifact, metadata};
 use crate::native;
 
+/// The models whose slope the reports give: each shape's largest matrix.
+pub const MODELS: [&str; 4] = [
+    "stories260K",
+    "stories15M-synthetic",
+    "stories42M-synthetic",
+    "stories110M-synthetic",
+];
+
 /// What one slope measurement found.
 #[derive(Clone, Debug)]
 pub struct Slope {

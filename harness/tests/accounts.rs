@@ -525,6 +525,7 @@ const WIDE: Config = Config {
     vocab_size: 512,
     seq_len: 16,
     charges: curta_core::format::ChargeTable::Specification,
+    shared_classifier: true,
 };
 
 /// A llama2.c checkpoint of `c` whose every weight is zero.

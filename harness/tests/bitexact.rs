@@ -44,7 +44,7 @@ fn every_golden_run_is_bit_exact_on_every_target() {
         .enable_all()
         .build()
         .unwrap();
-    let slopes: Vec<_> = ["stories260K", "stories15M-synthetic"]
+    let slopes: Vec<_> = slope::MODELS
         .iter()
         .map(|model| runtime.block_on(slope::measure(model)))
         .collect();

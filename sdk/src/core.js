@@ -4,6 +4,7 @@
 
 import {
   DEFAULT_ALLOWANCE,
+  FLAG_SHARED_CLASSIFIER,
   chargesFlag,
   chargesOf,
   encodeConfig,
@@ -169,11 +170,12 @@ export const EXPORTS = Object.freeze([
  */
 
 /**
- * How a turn is planned: the model's flags word (bit 1 chooses the measured
- * charge table; the other bits are not read) and the config account's
- * allowance.
+ * How a turn is planned: the model's flags word (bit 0 says its classifier is
+ * its embedding, which places an unshared classifier's sections; bit 1
+ * chooses the measured charge table; the other bits are not read) and the
+ * config account's allowance.
  * @typedef {object} PlanOptions
- * @property {number} [flags] the artifact's header flags (byte 44), or the Model account's; 0 (the specification's table) by default
+ * @property {number} [flags] the artifact's header flags (byte 44), or the Model account's; 1 (a shared classifier, the specification's table: llama2.c's default) by default
  * @property {number} [allowance] compute units a turn may spend, 22,096 to 1,350,000 (the default); the module refuses others as InvalidConfig (1)
  */
 
@@ -848,11 +850,11 @@ export class CoreWasm {
    * @param {number} config pointer to the 28 configuration bytes
    * @param {WasmBuffer} state
    * @param {WasmBuffer} [output] `interface.planLength` bytes to reuse; a temporary one otherwise
-   * @param {PlanOptions} [options] `{ flags, allowance }`: 0 and 1,350,000 by default
+   * @param {PlanOptions} [options] `{ flags, allowance }`: 1 and 1,350,000 by default
    * @returns {TurnPlan}
    */
   planTurn(config, state, output, options = {}) {
-    const flags = u32Arg('flags', options.flags ?? 0);
+    const flags = u32Arg('flags', options.flags ?? FLAG_SHARED_CLASSIFIER);
     const allowance = u32Arg('allowance', options.allowance ?? DEFAULT_ALLOWANCE);
     const out = output ?? this.allocBuffer(this.interface.planLength);
     try {

@@ -157,7 +157,7 @@ for (const [table, turns] of [
   });
 }
 
-test('planTurn: the flags choose the table (bit 1 only), the allowance the cut; plan_turn is the specification at 1,350,000', async () => {
+test('planTurn: the flags choose the table (bit 1) and the classifier (bit 0), the allowance the cut; plan_turn is the specification at 1,350,000', async () => {
   const c = await core();
   const loaded = c.loadArtifact(await moduleArtifact('stories260K+measured'));
   const session = CoreSession.open(c, loaded, PROMPT, { maxTokens: 12 });
@@ -165,8 +165,8 @@ test('planTurn: the flags choose the table (bit 1 only), the allowance the cut; 
   const s = session.stateBuffer;
   const cfg = loaded.configPointer;
   const plan = (options) => c.planTurn(cfg, s, undefined, options);
-  const measured = plan({ flags: FLAG_MEASURED_CHARGES });
-  assert.deepEqual(plan({ flags: 0xfffffffe }), measured, 'bits other than 1 are not read');
+  const measured = plan({ flags: FLAG_SHARED_CLASSIFIER | FLAG_MEASURED_CHARGES });
+  assert.deepEqual(plan({ flags: 0xffffffff }), measured, 'bits other than 0 and 1 are not read');
   assert.deepEqual(session.plan(), measured);
   const specification = plan();
   assert.deepEqual(plan({ flags: FLAG_SHARED_CLASSIFIER }), specification);

@@ -112,7 +112,7 @@ fn fits_account(config: &Config, p: &RunParams) -> Result<(), Refusal> {
 /// The turns are planned with the charge table section zero's flags name.
 pub fn fits_context(config: Config, zero: &[u8], p: &RunParams) -> Result<(), Refusal> {
     check(&config, p)?;
-    let config = config.with_charges(crate::format::charge_table_of(zero));
+    let config = config.with_flags(crate::format::flags_of(zero));
     let tokenize = |max_tokens: u32| -> Result<u32, crate::Error> {
         let size = crate::state_size(config, p.prompt.len(), max_tokens)?;
         let mut state = StateBuffer::new(size);

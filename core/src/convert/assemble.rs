@@ -7,10 +7,9 @@ use super::quantize::{fixed_i32, push_matrix, round};
 use super::tables::{exp_table, rope_table, score_key, silu_table};
 use super::{Checkpoint, Refusal, Vocabulary};
 use crate::format::{
-    align8, header, matrix_len, read_u64, Config, LayerMatrix, Layout, Metadata, ZeroArrays,
-    FLAG_SHARED_CLASSIFIER, MAGIC, MAX_SECTION_LEN, SECTION_ENTRY_LEN, SECTION_TABLE, VERSION,
+    align8, header, read_u64, Config, LayerMatrix, Layout, MatrixRef, Metadata, ZeroArrays, MAGIC,
+    MAX_SECTION_LEN, SECTION_ENTRY_LEN, SECTION_TABLE, VERSION,
 };
-use crate::Error;
 
 fn push_u32s(out: &mut Vec<u8>, values: impl IntoIterator<Item = u32>) -> u32 {
     let start = out.len();
@@ -24,32 +23,10 @@ fn push_u32s(out: &mut Vec<u8>, values: impl IntoIterator<Item = u32>) -> u32 {
 /// `build`, saying why it refuses.
 pub(super) fn assemble(ck: &Checkpoint, vocab: &Vocabulary) -> Result<Vec<u8>, Refusal> {
     let config = ck.config;
-    let too_large = |what: &str, len: u64| Refusal {
-        error: Error::InvalidConfig,
-        reason: format!("{what} would be {len} bytes: a section holds at most {MAX_SECTION_LEN}"),
-    };
-    let layout = Layout::new(&config).map_err(|_| {
-        let layer: u64 = LayerMatrix::ALL
-            .iter()
-            .map(|m| {
-                let (rows, cols) = m.shape(&config);
-                matrix_len(rows, cols)
-            })
-            .sum();
-        let table = matrix_len(config.vocab_size, config.dim);
-        if layer > MAX_SECTION_LEN as u64 {
-            too_large("one layer", layer)
-        } else {
-            too_large("the token embedding", table)
-        }
+    let layout = Layout::new(&config).map_err(|error| Refusal {
+        error,
+        reason: format!("no section holds four rows of a matrix of this shape ({config})"),
     })?;
-    if !ck.shared_classifier && 2 * layout.table_len > MAX_SECTION_LEN as u64 {
-        // An unshared classifier shares the output section with the embedding.
-        return Err(Refusal {
-            error: Error::InvalidFormat,
-            ..too_large("the embedding and the classifier", 2 * layout.table_len)
-        });
-    }
     let count = layout.section_count() as usize;
 
     // Section zero.
@@ -59,12 +36,7 @@ pub(super) fn assemble(ck: &Checkpoint, vocab: &Vocabulary) -> Result<Vec<u8>, R
     put(&mut zero, header::VERSION, VERSION);
     put(&mut zero, header::SECTION_COUNT, count as u32);
     zero[header::CONFIG..header::CONFIG + Config::LEN].copy_from_slice(&config.to_bytes());
-    let shared = if ck.shared_classifier {
-        FLAG_SHARED_CLASSIFIER
-    } else {
-        0
-    };
-    put(&mut zero, header::FLAGS, shared | config.charges.flag());
+    put(&mut zero, header::FLAGS, config.flags());
     let inv_sqrt = round(16_777_216.0 / (config.head_size() as f64).sqrt()) as u32;
     put(&mut zero, header::INV_SQRT_HEAD, inv_sqrt);
     let longest = vocab.tokens.iter().map(Vec::len).max().unwrap_or(0) as u32;
@@ -124,42 +96,51 @@ pub(super) fn assemble(ck: &Checkpoint, vocab: &Vocabulary) -> Result<Vec<u8>, R
     zero.extend_from_slice(&pool);
     zero.resize(align8(zero.len() as u64) as usize, 0);
     if zero.len() > MAX_SECTION_LEN {
-        return Err(Refusal {
-            error: Error::InvalidFormat,
-            ..too_large("section zero (tables, norms, tokenizer)", zero.len() as u64)
-        });
+        return Err(Refusal::format(format!(
+            "section zero (tables, norms, tokenizer) would be {} bytes: a section holds at most {MAX_SECTION_LEN}",
+            zero.len()
+        )));
     }
 
-    // The matrix sections, in the layout's order.
-    let mut sections: Vec<Vec<u8>> = Vec::with_capacity(count - 1);
-    for s in 1..=layout.layer_sections {
-        let mut out =
-            Vec::with_capacity(layout.section_len(&config, s, ck.shared_classifier) as usize);
-        let first = (s - 1) * layout.layers_per_section;
-        let last = (first + layout.layers_per_section).min(config.n_layers);
-        for layer in first..last {
-            for (k, which) in LayerMatrix::ALL.iter().enumerate() {
-                let (rows, cols) = which.shape(&config);
-                let per = rows as usize * cols as usize;
-                let w = &ck.layers[k][layer as usize * per..(layer as usize + 1) * per];
-                push_matrix(
-                    &mut out,
-                    w,
-                    rows,
-                    cols,
-                    &format!("layer {layer}'s {which:?}"),
-                )?;
+    // The matrix sections: every matrix, piece by piece, in the order of
+    // the layout, which places each piece after the one before it in its
+    // section.
+    let mut sections: Vec<Vec<u8>> = (1..count as u32)
+        .map(|s| Vec::with_capacity(layout.section_len(&config, s) as usize))
+        .collect();
+    let mut place = |piece: MatrixRef, whole: &[f32], what: &dyn Fn() -> String| {
+        let out = &mut sections[piece.section as usize - 1];
+        debug_assert_eq!(out.len(), piece.offset);
+        let cols = piece.cols as usize;
+        let rows = &whole[piece.first_row as usize * cols..piece.end_row() as usize * cols];
+        push_matrix(out, rows, piece.rows, piece.cols, &what())
+    };
+    for layer in 0..config.n_layers {
+        for (k, which) in LayerMatrix::ALL.iter().enumerate() {
+            let (rows, cols) = which.shape(&config);
+            let per = rows as usize * cols as usize;
+            let w = &ck.layers[k][layer as usize * per..(layer as usize + 1) * per];
+            let mut row = 0;
+            while row < rows {
+                let piece = layout.matrix(&config, layer, *which, row);
+                place(piece, w, &|| format!("layer {layer}'s {which:?}"))?;
+                row = piece.end_row();
             }
         }
-        sections.push(out);
     }
-    let mut output = Vec::new();
-    let (vocab_size, dim) = (config.vocab_size, config.dim);
-    push_matrix(&mut output, &ck.embedding, vocab_size, dim, "the embedding")?;
-    if let Some(cls) = &ck.classifier {
-        push_matrix(&mut output, cls, vocab_size, dim, "the classifier")?;
+    let tables = [(&ck.embedding, "the embedding")].into_iter();
+    let classifier = ck.classifier.as_ref().map(|c| (c, "the classifier"));
+    for (i, (table, name)) in tables.chain(classifier).enumerate() {
+        let mut row = 0;
+        while row < config.vocab_size {
+            let piece = match i {
+                0 => layout.embedding(&config, row),
+                _ => layout.classifier(&config, row),
+            };
+            place(piece, table, &|| name.to_string())?;
+            row = piece.end_row();
+        }
     }
-    sections.push(output);
 
     // The section table, then the whole file.
     let mut offset = zero.len() as u64;

@@ -67,8 +67,8 @@ impl<'a> Reader<'a> {
 
 /// A llama2.c checkpoint, read and checked.
 pub struct Checkpoint {
+    /// Its shape; `config.shared_classifier` when `classifier` is `None`.
     pub config: Config,
-    pub shared_classifier: bool,
     pub embedding: Vec<f32>,
     pub attention_norms: Vec<f32>,
     /// Per layer matrix kind, all layers: llama2.c's wq, wk, wv, wo, w1, w3, w2.
@@ -122,6 +122,7 @@ impl Checkpoint {
             vocab_size: h[5].unsigned_abs(),
             seq_len: h[6] as u32,
             charges: ChargeTable::Specification,
+            shared_classifier: h[5] > 0,
         };
         if let Some(limit) = config.out_of_range() {
             return Err(Refusal {
@@ -152,8 +153,7 @@ impl Checkpoint {
         // The two legacy rotary blocks, which the artifact recomputes.
         let rotary = 2 * 4 * config.seq_len as usize * config.head_size() / 2;
         r.take(rotary, &"the two legacy rotary blocks")?;
-        let shared_classifier = h[5] > 0;
-        let classifier = if shared_classifier {
+        let classifier = if config.shared_classifier {
             None
         } else {
             Some(r.f32s(v * d, "the classifier")?)
@@ -161,7 +161,6 @@ impl Checkpoint {
         r.end(&format!("a checkpoint of this shape ({config})"))?;
         Ok(Checkpoint {
             config,
-            shared_classifier,
             embedding,
             attention_norms,
             layers: [wq, wk, wv, wo, w1, w3, w2],

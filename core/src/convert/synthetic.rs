@@ -17,6 +17,7 @@ pub const STORIES15M: Config = Config {
     vocab_size: 32_000,
     seq_len: 256,
     charges: ChargeTable::Specification,
+    shared_classifier: true,
 };
 
 /// The shape of llama2.c's stories42M.
@@ -29,6 +30,7 @@ pub const STORIES42M: Config = Config {
     vocab_size: 32_000,
     seq_len: 1_024,
     charges: ChargeTable::Specification,
+    shared_classifier: true,
 };
 
 /// The shape of llama2.c's stories110M.
@@ -41,6 +43,7 @@ pub const STORIES110M: Config = Config {
     vocab_size: 32_000,
     seq_len: 1_024,
     charges: ChargeTable::Specification,
+    shared_classifier: true,
 };
 
 /// The shape of TinyLlama-1.1B (grouped-query attention: 4 key/value heads).
@@ -53,6 +56,8 @@ pub const TINYLLAMA_1_1B: Config = Config {
     vocab_size: 32_000,
     seq_len: 2_048,
     charges: ChargeTable::Specification,
+    // Its own classifier (`lm_head`), as the real model has.
+    shared_classifier: false,
 };
 
 /// The shapes `curta-core synthesize --shape` names.
@@ -65,8 +70,9 @@ pub const SHAPES: [(&str, Config); 4] = [
 
 /// A deterministic synthetic llama2.c checkpoint of any shape: weights
 /// uniform in `±1/sqrt(columns)` from xorshift64 (so activations keep a
-/// sane size), norms of one, a shared classifier. The same seed gives the
-/// same bytes on every platform.
+/// sane size), norms of one, and a classifier of its own after the rest
+/// unless the shape's is shared (llama2.c's negative `vocab_size`). The
+/// same seed gives the same bytes on every platform.
 pub fn synthetic_checkpoint(config: &Config, seed: u64) -> Result<Vec<u8>, Error> {
     config.validate()?;
     let mut x = if seed == 0 {
@@ -91,8 +97,13 @@ pub fn synthetic_checkpoint(config: &Config, seed: u64) -> Result<Vec<u8>, Error
         config.vocab_size,
         config.seq_len,
     ];
-    for v in ints {
-        out.extend_from_slice(&(v as i32).to_le_bytes());
+    for (i, v) in ints.into_iter().enumerate() {
+        let v = if i == 5 && !config.shared_classifier {
+            -(v as i32)
+        } else {
+            v as i32
+        };
+        out.extend_from_slice(&v.to_le_bytes());
     }
     let push =
         |out: &mut Vec<u8>, count: usize, amplitude: f32, uniform: &mut dyn FnMut() -> f32| {
@@ -137,6 +148,14 @@ pub fn synthetic_checkpoint(config: &Config, seed: u64) -> Result<Vec<u8>, Error
         out.len() + 2 * 4 * config.seq_len as usize * config.head_size() / 2,
         0,
     );
+    if !config.shared_classifier {
+        push(
+            &mut out,
+            config.vocab_size as usize * d,
+            amplitude(config.dim),
+            &mut uniform,
+        );
+    }
     Ok(out)
 }
 
@@ -183,6 +202,7 @@ pub const TINY: Config = Config {
     vocab_size: 260,
     seq_len: 8,
     charges: ChargeTable::Specification,
+    shared_classifier: true,
 };
 
 /// A checkpoint of the `TINY` shape whose key weights are all 30,000: on

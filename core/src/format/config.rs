@@ -3,10 +3,12 @@
 
 use super::*;
 
-/// A model's shape: llama2.c's seven header values, in its order, and the
-/// charge table its turns are planned with. The WebAssembly interface passes
-/// the seven values as seven `u32`s (28 bytes); the table is not among them
-/// but in the artifact's flags (`FLAG_MEASURED_CHARGES`).
+/// A model's shape: llama2.c's seven header values, in its order, the
+/// charge table its turns are planned with, and whether its classifier is
+/// its embedding. The WebAssembly interface passes the seven values as seven
+/// `u32`s (28 bytes); the other two are not among them but in the artifact's
+/// flags (`FLAG_MEASURED_CHARGES`, `FLAG_SHARED_CLASSIFIER`), which
+/// `with_flags` reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Config {
     pub dim: u32,
@@ -17,6 +19,9 @@ pub struct Config {
     pub vocab_size: u32,
     pub seq_len: u32,
     pub charges: ChargeTable,
+    /// The classifier is the token embedding (llama2.c's shared weights):
+    /// where an unshared classifier lies depends on it (`Layout`).
+    pub shared_classifier: bool,
 }
 
 impl Config {
@@ -24,7 +29,8 @@ impl Config {
     pub const LEN: usize = 28;
 
     /// Reads and validates a configuration from 28 little-endian bytes,
-    /// planned with the specification's table (`with_charges` changes it).
+    /// planned with the specification's table, its classifier shared
+    /// (`with_flags` sets both from a flags word).
     pub fn read(bytes: &[u8]) -> Result<Config, Error> {
         if bytes.len() < Self::LEN {
             return Err(Error::InvalidConfig);
@@ -38,6 +44,7 @@ impl Config {
             vocab_size: read_u32(bytes, 20),
             seq_len: read_u32(bytes, 24),
             charges: ChargeTable::Specification,
+            shared_classifier: true,
         };
         config.validate()?;
         Ok(config)
@@ -47,6 +54,29 @@ impl Config {
     #[inline(always)]
     pub const fn with_charges(self, charges: ChargeTable) -> Config {
         Config { charges, ..self }
+    }
+
+    /// The same shape, with the charge table and the classifier an
+    /// artifact's or a Model account's flags word gives.
+    #[inline(always)]
+    pub const fn with_flags(self, flags: u32) -> Config {
+        Config {
+            charges: ChargeTable::from_flags(flags),
+            shared_classifier: flags & FLAG_SHARED_CLASSIFIER != 0,
+            ..self
+        }
+    }
+
+    /// The flags word that gives this configuration's charge table and
+    /// classifier (`with_flags`' inverse).
+    #[inline(always)]
+    pub const fn flags(&self) -> u32 {
+        let shared = if self.shared_classifier {
+            FLAG_SHARED_CLASSIFIER
+        } else {
+            0
+        };
+        shared | self.charges.flag()
     }
 
     /// The 28 bytes `read` takes.

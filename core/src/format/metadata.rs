@@ -12,7 +12,6 @@ pub struct Metadata<'a> {
     pub bytes: &'a [u8],
     pub config: Config,
     pub layout: Layout,
-    pub shared_classifier: bool,
     pub inv_sqrt_head: u32,
     pub max_token_len: u32,
     pub(crate) exp_table: usize,
@@ -66,16 +65,12 @@ impl<'a> Metadata<'a> {
             return Err(Error::InvalidFormat);
         }
         let config = Config::read(&bytes[header::CONFIG..header::CONFIG + Config::LEN])?;
-        let layout = Layout::new(&config)?;
         let flags = read_u32(bytes, header::FLAGS);
         if flags & !KNOWN_FLAGS != 0 {
             return Err(Error::InvalidFormat);
         }
-        let config = config.with_charges(ChargeTable::from_flags(flags));
-        let shared_classifier = flags & FLAG_SHARED_CLASSIFIER != 0;
-        if !shared_classifier && 2 * layout.table_len > MAX_SECTION_LEN as u64 {
-            return Err(Error::InvalidFormat);
-        }
+        let config = config.with_flags(flags);
+        let layout = Layout::new(&config)?;
         let count = read_u32(bytes, header::SECTION_COUNT);
         if count != layout.section_count() {
             return Err(Error::InvalidFormat);
@@ -96,7 +91,7 @@ impl<'a> Metadata<'a> {
             let entry = SECTION_TABLE + i as usize * SECTION_ENTRY_LEN;
             let offset = read_u64(bytes, entry);
             let len = read_u64(bytes, entry + 8);
-            if offset != align8(end) || len != layout.section_len(&config, i, shared_classifier) {
+            if offset != align8(end) || len != layout.section_len(&config, i) {
                 return Err(Error::InvalidFormat);
             }
             end = offset + len;
@@ -119,7 +114,6 @@ impl<'a> Metadata<'a> {
             bytes,
             config,
             layout,
-            shared_classifier,
             inv_sqrt_head: read_u32(bytes, header::INV_SQRT_HEAD),
             max_token_len: read_u32(bytes, header::MAX_TOKEN_LEN),
             exp_table: place(header::EXP_TABLE, arrays.exp_table)?,
@@ -188,22 +182,22 @@ impl<'a> Metadata<'a> {
         self.section_offset(last) + self.section_len(last)
     }
 
-    /// Where a layer's matrix sits.
+    /// Where a layer's matrix sits: the piece holding `row`.
     #[inline(always)]
-    pub fn matrix(&self, layer: u32, which: LayerMatrix) -> MatrixRef {
-        self.layout.matrix(&self.config, layer, which)
+    pub fn matrix(&self, layer: u32, which: LayerMatrix, row: u32) -> MatrixRef {
+        self.layout.matrix(&self.config, layer, which, row)
     }
 
-    /// Where the token embedding sits.
+    /// Where the token embedding's row `token` sits.
     #[inline(always)]
-    pub fn embedding(&self) -> MatrixRef {
-        self.layout.embedding(&self.config)
+    pub fn embedding(&self, token: u32) -> MatrixRef {
+        self.layout.embedding(&self.config, token)
     }
 
-    /// Where the classifier sits.
+    /// Where the classifier's row `row` sits.
     #[inline(always)]
-    pub fn classifier(&self) -> MatrixRef {
-        self.layout.classifier(&self.config, self.shared_classifier)
+    pub fn classifier(&self, row: u32) -> MatrixRef {
+        self.layout.classifier(&self.config, row)
     }
 
     /// Entry `index` of the exponential table (`fixed::exp_index` picks it).

@@ -98,15 +98,16 @@ impl ChargeTable {
     }
 }
 
-/// The charge table section zero's flags choose, read without parsing the
-/// rest: the specification's for bytes too short to hold the flags (which
+/// Section zero's flags word, read without parsing the rest
+/// (`Config::with_flags` takes it): llama2.c's default, a shared classifier
+/// and the specification's table, for bytes too short to hold it (which
 /// `Metadata::new` then refuses).
 #[inline(always)]
-pub fn charge_table_of(metadata: &[u8]) -> ChargeTable {
+pub fn flags_of(metadata: &[u8]) -> u32 {
     if metadata.len() < header::FLAGS + 4 {
-        return ChargeTable::Specification;
+        return FLAG_SHARED_CLASSIFIER;
     }
-    ChargeTable::from_flags(read_u32(metadata, header::FLAGS))
+    read_u32(metadata, header::FLAGS)
 }
 
 /// Byte offsets of the header's fields. All integers are little-endian.

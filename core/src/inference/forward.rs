@@ -61,20 +61,37 @@ impl<'e, 's> Forward<'e, 's> {
         }
     }
 
-    /// The matrix a chunk at `at` reads (the embedding, the classifier or a
-    /// layer's) and its section's bytes.
+    /// The matrix piece a chunk at `at` reads (the classifier's or a
+    /// layer's, holding the chunk's first row) and its section's bytes.
     #[inline(always)]
     fn matrix(&self, at: &Cursor) -> Result<(MatrixRef, &'e [u8]), Error> {
         let m = self.m;
         let mat = match at.phase {
-            Phase::Embedding => m.embedding(),
-            Phase::Classifier => m.classifier(),
+            Phase::Classifier => m.classifier(at.row),
             p => match p.layer_matrix() {
-                Some(which) => m.matrix(at.layer, which),
+                Some(which) => m.matrix(at.layer, which, at.row),
                 None => return Err(Error::InvalidState),
             },
         };
         Ok((mat, self.section(&mat)?))
+    }
+
+    /// The position's token, its prompt token if it has one, and its row
+    /// of the embedding into x. Apart from `run`, which it would only make
+    /// longer: it runs once a position.
+    #[inline(never)]
+    fn embedding(&mut self, h: &mut Header, position: u32) -> Result<(), Error> {
+        if position < h.prompt_tokens {
+            let token = self.b.prompt_tokens[position as usize];
+            if token >= self.m.config.vocab_size {
+                return Err(Error::InvalidState);
+            }
+            h.token = token;
+        }
+        let mat = self.m.embedding(h.token);
+        let section = self.section(&mat)?;
+        embed(section, &mat, h.token - mat.first_row, self.b.x);
+        Ok(())
     }
 
     /// Where the cache keeps `layer`'s key or value at `position`.
@@ -91,18 +108,7 @@ impl<'e, 's> Forward<'e, 's> {
         let rows = at.row as usize..(at.row + chunk.count) as usize;
         match at.phase {
             // 3: the current token's row of the embedding, into x.
-            Phase::Embedding => {
-                let (mat, section) = self.matrix(at)?;
-                let b = &mut self.b;
-                if at.position < h.prompt_tokens {
-                    let token = b.prompt_tokens[at.position as usize];
-                    if token >= m.config.vocab_size {
-                        return Err(Error::InvalidState);
-                    }
-                    h.token = token;
-                }
-                embed(section, &mat, h.token, b.x);
-            }
+            Phase::Embedding => self.embedding(h, at.position)?,
             // 4: x normalized with the layer's attention weights, into xb.
             Phase::AttentionNorm => {
                 let b = &mut self.b;
@@ -112,7 +118,7 @@ impl<'e, 's> Forward<'e, 's> {
             Phase::Query => {
                 let (mat, w) = self.matrix(at)?;
                 let b = &mut self.b;
-                multiply(w, &mat, at.row, b.xb, &mut b.q[rows]);
+                multiply(w, &mat, at.row - mat.first_row, b.xb, &mut b.q[rows]);
             }
             // 6: k = Wk xb, through xb2 (free until phase 10) into the cache.
             Phase::Key => {
@@ -121,7 +127,7 @@ impl<'e, 's> Forward<'e, 's> {
                 let b = &mut self.b;
                 let cache = &mut b.keys[here + rows.start..];
                 let rows = &mut b.xb2[rows];
-                multiply(w, &mat, at.row, b.xb, rows);
+                multiply(w, &mat, at.row - mat.first_row, b.xb, rows);
                 store(rows, cache)?;
             }
             // 7: v = Wv xb, the same way.
@@ -131,7 +137,7 @@ impl<'e, 's> Forward<'e, 's> {
                 let b = &mut self.b;
                 let cache = &mut b.values[here + rows.start..];
                 let rows = &mut b.xb2[rows];
-                multiply(w, &mat, at.row, b.xb, rows);
+                multiply(w, &mat, at.row - mat.first_row, b.xb, rows);
                 store(rows, cache)?;
             }
             // 8: q's pairs and this position's cached key's pairs, rotated.
@@ -147,7 +153,7 @@ impl<'e, 's> Forward<'e, 's> {
             Phase::AttentionOutput => {
                 let (mat, w) = self.matrix(at)?;
                 let b = &mut self.b;
-                multiply(w, &mat, at.row, b.xb, &mut b.xb2[rows]);
+                multiply(w, &mat, at.row - mat.first_row, b.xb, &mut b.xb2[rows]);
             }
             // 11: x += xb2, then x normalized with the feed-forward weights into xb.
             Phase::FfnNorm => {
@@ -159,13 +165,13 @@ impl<'e, 's> Forward<'e, 's> {
             Phase::Gate => {
                 let (mat, w) = self.matrix(at)?;
                 let b = &mut self.b;
-                multiply(w, &mat, at.row, b.xb, &mut b.hb[rows]);
+                multiply(w, &mat, at.row - mat.first_row, b.xb, &mut b.hb[rows]);
             }
             // 13: hb2 = W3 xb, the up projection.
             Phase::Up => {
                 let (mat, w) = self.matrix(at)?;
                 let b = &mut self.b;
-                multiply(w, &mat, at.row, b.xb, &mut b.hb2[rows]);
+                multiply(w, &mat, at.row - mat.first_row, b.xb, &mut b.hb2[rows]);
             }
             // 14: hb = silu(hb) * hb2.
             Phase::Silu => {
@@ -183,7 +189,7 @@ impl<'e, 's> Forward<'e, 's> {
             Phase::Down => {
                 let (mat, w) = self.matrix(at)?;
                 let b = &mut self.b;
-                multiply(w, &mat, at.row, b.hb, &mut b.xb[rows]);
+                multiply(w, &mat, at.row - mat.first_row, b.hb, &mut b.xb[rows]);
             }
             // 16: x += xb.
             Phase::Residual => {
@@ -196,7 +202,7 @@ impl<'e, 's> Forward<'e, 's> {
             Phase::Classifier => {
                 let (mat, w) = self.matrix(at)?;
                 let b = &mut self.b;
-                multiply(w, &mat, at.row, b.x, &mut b.logits[rows]);
+                multiply(w, &mat, at.row - mat.first_row, b.x, &mut b.logits[rows]);
             }
             // 19: one chunk of one sampling pass (sample.rs). The walker
             // yields no chunk in phases 0 to 2 and 20.
@@ -206,13 +212,13 @@ impl<'e, 's> Forward<'e, 's> {
     }
 }
 
-/// Row `token` of the embedding into `x`: `((byte - 128) * scale) >> 8`.
+/// Row `row` of an embedding piece into `x`: `((byte - 128) * scale) >> 8`.
 #[inline(always)]
-fn embed(section: &[u8], mat: &MatrixRef, token: u32, x: &mut [i64]) {
-    let scale = read_u32(section, mat.offset + 4 * token as usize) as i64;
+fn embed(section: &[u8], mat: &MatrixRef, row: u32, x: &mut [i64]) {
+    let scale = read_u32(section, mat.offset + 4 * row as usize) as i64;
     let weights = &section[mat.weights_offset()..];
     let (rows, cols) = (mat.rows as usize, mat.cols as usize);
-    for_row(weights, rows, cols, token as usize, |j, byte| {
+    for_row(weights, rows, cols, row as usize, |j, byte| {
         x[j] = (byte as i64 - 128).wrapping_mul(scale) >> 8;
     });
 }

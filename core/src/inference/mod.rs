@@ -290,7 +290,7 @@ fn run_turn<P: Probe>(
         // if given, names none that is missing.
         let mut given = [(u32::MAX, &[][..]); 2];
         for (slot, s) in given.iter_mut().zip(input.sections) {
-            let need = m.layout.section_len(&config, s.index, m.shared_classifier) as usize;
+            let need = m.layout.section_len(&config, s.index) as usize;
             if need == 0 || s.bytes.len() < need {
                 return Err(Error::MissingWeights);
             }
@@ -302,7 +302,11 @@ fn run_turn<P: Probe>(
                 return Err(Error::MissingWeights);
             }
         }
-        let mut walker = Walker::new(&config, &h.run_shape(), &h.cursor(), input.allowance)?;
+        let shape = (&config, &m.layout);
+        let mut walker = Walker::new(shape, &h.run_shape(), &h.cursor(), input.allowance)?;
+        if h.phase == Phase::Embedding && m.layout.embedding_split() {
+            walker.token = h.embedding_token(&config, state)?;
+        }
         let mut pass = Forward {
             m: &m,
             sections: given,

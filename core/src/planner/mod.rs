@@ -126,8 +126,10 @@ pub struct TurnPlan {
 }
 
 /// The work item at a cursor: `total` units of which the cursor has done
-/// `done`; each chunk pays `setup`, `per_unit` per unit and, when it
-/// completes the item, `finish`. A vector operation is one unit.
+/// `done`, and a chunk may go up to `end` (the end of the piece of a matrix
+/// split across sections that holds row `done`; else `total`); each chunk
+/// pays `setup`, `per_unit` per unit and, when it completes the item,
+/// `finish`. A vector operation is one unit.
 ///
 /// In 64 bits: SBF's arithmetic is 64-bit, and every 32-bit result would
 /// cost two more instructions to truncate.
@@ -135,6 +137,7 @@ pub struct TurnPlan {
 struct Work {
     total: u64,
     done: u64,
+    end: u64,
     setup: u64,
     per_unit: u64,
     finish: u64,
@@ -146,6 +149,7 @@ impl Work {
         Work {
             total: 1,
             done: 0,
+            end: 1,
             setup: 0,
             per_unit: cost as u64,
             finish: 0,
@@ -184,9 +188,14 @@ fn head_charge(ch: &Charges, p: u32, q: u32) -> u32 {
     total
 }
 
-/// The work item at cursor `c`, priced from the model's table.
+/// The work item at cursor `c` in a turn that has spent `used`, priced
+/// from the model's table; an embedding reads `token`'s row. `None` for an
+/// embedding split across sections that is not the turn's first chunk
+/// (its section depends on a token the turn may sample, which no plan made
+/// before the turn could name).
 #[inline(always)]
-fn work_at(config: &Config, layout: &Layout, run: &RunShape, c: &Cursor) -> Work {
+fn work_at(walker: &Walker, c: &Cursor) -> Option<Work> {
+    let (config, layout, run) = (&walker.config, &walker.layout, &walker.run);
     let ch = config.charges.table();
     let d = config.dim;
     if let Some(which) = c.phase.layer_matrix() {
@@ -195,19 +204,24 @@ fn work_at(config: &Config, layout: &Layout, run: &RunShape, c: &Cursor) -> Work
             LayerMatrix::Key | LayerMatrix::Value => ch.cache_row,
             _ => ch.row,
         };
-        return Work {
+        let (section, end) = layout.piece_end(c.layer, which, c.row, rows);
+        return Some(Work {
             total: rows as u64,
             done: c.row as u64,
+            end: end as u64,
             setup: ch.matrix_setup.of(cols) as u64,
             per_unit: row.of(cols) as u64,
             finish: 0,
-            section: layout.layer_section(c.layer),
-        };
+            section,
+        });
     }
-    match c.phase {
+    Some(match c.phase {
         Phase::Embedding => {
+            if layout.embedding_split() && walker.used != ch.turn {
+                return None;
+            }
             let mut w = Work::vector(ch.embedding.of(d));
-            w.section = layout.output_section();
+            w.section = layout.embedding(config, walker.token).section;
             w
         }
         Phase::AttentionNorm | Phase::FinalNorm => Work::vector(ch.rms_norm.of(d)),
@@ -218,6 +232,7 @@ fn work_at(config: &Config, layout: &Layout, run: &RunShape, c: &Cursor) -> Work
             Work {
                 total: total as u64,
                 done: c.index as u64,
+                end: total as u64,
                 setup: ch.attention_setup[(c.stage & 3) as usize] as u64,
                 per_unit: per_unit as u64,
                 finish: 0,
@@ -227,19 +242,24 @@ fn work_at(config: &Config, layout: &Layout, run: &RunShape, c: &Cursor) -> Work
         Phase::FfnNorm => Work::vector(ch.residual_norm.of(d)),
         Phase::Silu => Work::vector(ch.silu.of(config.hidden_dim)),
         Phase::Residual => Work::vector(ch.residual.of(d)),
-        Phase::Classifier => Work {
-            total: config.vocab_size as u64,
-            done: c.row as u64,
-            setup: ch.matrix_setup.of(d) as u64,
-            per_unit: ch.row.of(d) as u64,
-            finish: 0,
-            section: layout.output_section(),
-        },
+        Phase::Classifier => {
+            let piece = layout.classifier(config, c.row);
+            Work {
+                total: config.vocab_size as u64,
+                done: c.row as u64,
+                end: piece.end_row() as u64,
+                setup: ch.matrix_setup.of(d) as u64,
+                per_unit: ch.row.of(d) as u64,
+                finish: 0,
+                section: piece.section,
+            }
+        }
         _ => {
             // Sampling: the pass that finishes the token pays for it.
             Work {
                 total: config.vocab_size as u64,
                 done: c.row as u64,
+                end: config.vocab_size as u64,
                 setup: ch.sampling_setup as u64,
                 per_unit: ch.sampling_entry[(c.pass % 3) as usize] as u64,
                 finish: if c.pass == run.last_pass() {
@@ -250,7 +270,7 @@ fn work_at(config: &Config, layout: &Layout, run: &RunShape, c: &Cursor) -> Work
                 section: 0,
             }
         }
-    }
+    })
 }
 
 /// Moves the cursor past a chunk of the item at it.
@@ -327,11 +347,16 @@ pub struct Walker {
     pub sections: [u32; 2],
     pub section_count: usize,
     pub max_generated: u32,
+    /// The token whose embedding row the turn's first chunk reads, when
+    /// that chunk is an embedding: which section it names depends on it
+    /// where the embedding spans several (`Layout::embedding_split`).
+    pub token: u32,
 }
 
 impl Walker {
+    /// A walker from `cursor`, with `config`'s layout.
     pub fn new(
-        config: &Config,
+        (config, layout): (&Config, &Layout),
         run: &RunShape,
         cursor: &Cursor,
         allowance: u32,
@@ -340,7 +365,7 @@ impl Walker {
         let charges = config.charges.table();
         Ok(Walker {
             config: *config,
-            layout: Layout::new(config)?,
+            layout: *layout,
             run: *run,
             cursor: *cursor,
             charges,
@@ -349,6 +374,7 @@ impl Walker {
             sections: [0; 2],
             section_count: 0,
             max_generated: 0,
+            token: 0,
         })
     }
 
@@ -359,7 +385,8 @@ impl Walker {
     }
 
     /// The next chunk of the turn, or `None` when the turn ends here: the
-    /// run is complete, the chunk does not fit, or it needs a third section.
+    /// run is complete, the chunk does not fit, it needs a third section,
+    /// or it is an embedding that must start a turn (`work_at`).
     /// The cursor stays at the chunk (`chunk` borrows it) until `advance`.
     #[inline(always)]
     pub fn next_step(&mut self) -> Option<Step> {
@@ -367,7 +394,7 @@ impl Walker {
         if at.phase.is_tokenizing() || at.phase == Phase::Done {
             return None;
         }
-        let w = work_at(&self.config, &self.layout, &self.run, at);
+        let w = work_at(self, at)?;
         // A section is known, new with room for it, or a third: the turn
         // ends before it. (No section is 0, the slots' empty value.)
         let [first, second] = self.sections;
@@ -378,7 +405,7 @@ impl Walker {
         let remaining = w.total - w.done;
         let chunk = self.charges.chunk as u64;
         let budget = (self.left() as u64).checked_sub(chunk + w.setup)?;
-        let mut count = remaining.min(budget / w.per_unit);
+        let mut count = (w.end - w.done).min(budget / w.per_unit);
         if count == remaining && count * w.per_unit + w.finish > budget {
             count -= 1;
         }
@@ -478,14 +505,38 @@ pub fn plan_turn(config: Config, state: &[u8]) -> Result<TurnPlan, Error> {
 /// The plan of the next turn of a state under an allowance.
 pub fn plan_turn_with(config: Config, state: &[u8], allowance: u32) -> Result<TurnPlan, Error> {
     let header = Header::read_checked(&config, state)?;
-    plan_cursor(&config, &header.run_shape(), &header.cursor(), allowance)
+    let token = match header.phase {
+        Phase::Embedding => header.embedding_token(&config, state)?,
+        _ => 0,
+    };
+    plan_walk(
+        &config,
+        &header.run_shape(),
+        &header.cursor(),
+        token,
+        allowance,
+    )
 }
 
-/// The plan of a turn that starts at `cursor`.
+/// The plan of a turn that starts at `cursor`, where an embedding at the
+/// cursor is taken to read token 0's row: the sections named may differ
+/// from the turn's where the embedding spans several, never the cuts.
 pub fn plan_cursor(
     config: &Config,
     run: &RunShape,
     cursor: &Cursor,
+    allowance: u32,
+) -> Result<TurnPlan, Error> {
+    plan_walk(config, run, cursor, 0, allowance)
+}
+
+/// The plan of a turn that starts at `cursor`, whose first embedding (if it
+/// starts at one) reads `token`'s row.
+fn plan_walk(
+    config: &Config,
+    run: &RunShape,
+    cursor: &Cursor,
+    token: u32,
     allowance: u32,
 ) -> Result<TurnPlan, Error> {
     check_allowance(allowance)?;
@@ -501,7 +552,9 @@ pub fn plan_cursor(
             end: *cursor,
         });
     }
-    let mut walker = Walker::new(config, run, cursor, allowance)?;
+    let layout = Layout::new(config)?;
+    let mut walker = Walker::new((config, &layout), run, cursor, allowance)?;
+    walker.token = token;
     let mut chunks = 0;
     loop {
         // Whole attention heads in one step where they fit: the same cuts

@@ -5,7 +5,7 @@
 use super::schema::{AccountSchema, Field, Shape, Ty, TypeDef};
 use super::{address, tag_is, Address, Mismatch, MODEL_TAG};
 use crate::bytes::{read_u32, read_u64, write_u32, write_u64};
-use crate::format::{ChargeTable, Config, Layout};
+use crate::format::{Config, Layout};
 
 pub const TAG: usize = 0;
 pub const CONFIG_ACCOUNT: usize = 8;
@@ -82,7 +82,7 @@ impl<'a> ModelAccount<'a> {
     #[inline(always)]
     pub fn config(&self) -> Result<Config, crate::Error> {
         let config = Config::read(self.model_config())?;
-        Ok(config.with_charges(ChargeTable::from_flags(self.flags())))
+        Ok(config.with_flags(self.flags()))
     }
     #[inline(always)]
     pub fn section_count(&self) -> usize {
@@ -135,6 +135,8 @@ fn entry(section: usize) -> usize {
 #[derive(Clone, Copy, Debug)]
 pub struct ModelInit<'a> {
     pub royalty: u64,
+    /// The configuration with `flags`' classifier (`Config::with_flags`),
+    /// and its layout.
     pub config: &'a Config,
     pub layout: &'a Layout,
     pub flags: u32,
@@ -150,8 +152,7 @@ impl ModelInit<'_> {
         if section == 0 {
             self.zero_len
         } else {
-            let shared = self.flags & crate::format::FLAG_SHARED_CLASSIFIER != 0;
-            self.layout.section_len(self.config, section, shared)
+            self.layout.section_len(self.config, section)
         }
     }
 }

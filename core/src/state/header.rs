@@ -207,6 +207,23 @@ impl Header {
         // every turn would cost a long prompt's turns 10,000 compute units.
         Ok(h)
     }
+
+    /// The token whose embedding row the position at the cursor reads: its
+    /// prompt token, or the token sampled last; `InvalidState` for one
+    /// outside the vocabulary. `state` is the state this header was read
+    /// from, checked (`read_checked`).
+    pub fn embedding_token(&self, config: &Config, state: &[u8]) -> Result<u32, Error> {
+        let token = if self.position < self.prompt_tokens {
+            let layout = StateLayout::new(config, self.prompt_len as usize, self.max_tokens)?;
+            read_u32(state, layout.prompt_tokens + 4 * self.position as usize)
+        } else {
+            self.token
+        };
+        if token >= config.vocab_size {
+            return Err(Error::InvalidState);
+        }
+        Ok(token)
+    }
 }
 
 /// Whether a cursor lies inside its run: every index it holds fits.

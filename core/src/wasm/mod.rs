@@ -12,12 +12,14 @@
 //! Conventions, shared by every export:
 //! - Pointers and lengths are `u32` (`usize` on wasm32). A configuration is a
 //!   pointer to 28 bytes, the seven `u32` of `Config::read`.
-//! - The charge table a model's turns are planned with is in its artifact's
-//!   flags (`FLAG_MEASURED_CHARGES`), not in those 28 bytes: the exports that
-//!   take section zero (`turn_with_sections`, `turn_with_allowance`, `turn`,
-//!   `quote`) read it there,
+//! - The charge table a model's turns are planned with and whether its
+//!   classifier is shared are in its artifact's flags
+//!   (`FLAG_MEASURED_CHARGES`, `FLAG_SHARED_CLASSIFIER`), not in those 28
+//!   bytes: the exports that take section zero (`turn_with_sections`,
+//!   `turn_with_allowance`, `turn`, `quote`) read them there,
 //!   `plan_turn_with` takes the flags word as a parameter, and `plan_turn`
-//!   and `required_section` plan with the specification's table.
+//!   and `required_section` plan with the specification's table and a
+//!   shared classifier (llama2.c's default).
 //! - A buffer of length zero is empty whatever its pointer. A buffer of
 //!   nonzero length whose pointer is zero, or which does not lie inside the
 //!   linear memory, is refused with the error of the argument it is for:
@@ -56,7 +58,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 use std::alloc::Layout;
 
 use crate::convert::{Input, Refusal};
-use crate::format::{charge_table_of, ChargeTable, Config};
+use crate::format::{flags_of, ChargeTable, Config};
 use crate::inference::{self, TurnInput, TurnSections, WeightSection};
 use crate::planner::{self, CHARGES};
 use crate::state::{self, StateLayout};
@@ -187,13 +189,13 @@ unsafe fn read_config(ptr: usize) -> Result<Config, Error> {
     Config::read(unsafe { region.bytes() })
 }
 
-/// `config` planned with the table section zero's flags choose.
+/// `config` with the table and the classifier section zero's flags give.
 ///
 /// # Safety
 /// The caller's contract (module comment); `metadata` from `Region::new`.
 unsafe fn with_table_of(config: Config, metadata: Region) -> Config {
     // SAFETY: as the caller's; the flags word is copied out at once.
-    config.with_charges(charge_table_of(unsafe { metadata.bytes() }))
+    config.with_flags(flags_of(unsafe { metadata.bytes() }))
 }
 
 /// Refuses a state that overlaps any of `others`.
@@ -411,7 +413,7 @@ pub unsafe extern "C" fn plan_turn_with(
     let run = || -> Result<(), Error> {
         // SAFETY: the contract of the export; the state's borrow ends with
         // the plan, before the output is written.
-        let config = unsafe { read_config(config) }?.with_charges(ChargeTable::from_flags(flags));
+        let config = unsafe { read_config(config) }?.with_flags(flags);
         let state = Region::new(state, state_length, Error::InvalidState)?;
         let output = Region::new(output, PLAN_LEN, Error::BufferTooSmall)?;
         let plan = planner::plan_turn_with(config, unsafe { state.bytes() }, allowance)?;

@@ -64,16 +64,20 @@ pub fn read_section_zero(bytes: &[u8], s: &mut Source) {
     }
     let _ = m.artifact_len();
     // Every matrix lies inside its section, as the layout gives its length.
-    let section_len = |i: u32| m.layout.section_len(&config, i, m.shared_classifier) as usize;
+    let section_len = |i: u32| m.layout.section_len(&config, i) as usize;
+    let output = m.layout.output_section();
+    let row = s.u32();
     for layer in 0..config.n_layers {
         for which in LayerMatrix::ALL {
-            let r = m.matrix(layer, which);
-            assert!(r.section >= 1 && (r.section as usize) < count - 1);
+            let r = m.matrix(layer, which, row % which.shape(&config).0);
+            assert!(r.section >= 1 && r.section < output);
             assert!(r.offset + r.byte_len() <= section_len(r.section));
         }
     }
-    for r in [m.embedding(), m.classifier()] {
-        assert_eq!(r.section as usize, count - 1);
+    let row = row % config.vocab_size;
+    for r in [m.embedding(row), m.classifier(row)] {
+        assert!(r.section >= output && (r.section as usize) < count);
+        assert!((r.first_row..r.end_row()).contains(&row));
         assert!(r.offset + r.byte_len() <= section_len(r.section));
     }
     // The tables.
@@ -273,6 +277,7 @@ fn shape(s: &mut Source) -> Config {
         vocab_size: 259 + s.below(40) as u32,
         seq_len: 1 + s.below(16) as u32,
         charges: curta_core::format::ChargeTable::Specification,
+        shared_classifier: true,
     };
     if s.one_in(16) {
         let v = s.u32();

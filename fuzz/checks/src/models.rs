@@ -22,6 +22,7 @@ pub const SMALL: Config = Config {
     vocab_size: 284,
     seq_len: 24,
     charges: curta_core::format::ChargeTable::Specification,
+    shared_classifier: false,
 };
 
 /// SMALL's tokens after the 3 specials and 256 byte tokens: characters and
@@ -148,7 +149,11 @@ pub fn pick(choice: u8) -> &'static Model {
 /// SMALL's checkpoint: synthetic weights, then the vocabulary made negative
 /// and a classifier appended (llama2.c's unshared form).
 pub fn small_checkpoint() -> Vec<u8> {
-    let mut checkpoint = synthetic_checkpoint(&SMALL, 2).unwrap();
+    let shared = Config {
+        shared_classifier: true,
+        ..SMALL
+    };
+    let mut checkpoint = synthetic_checkpoint(&shared, 2).unwrap();
     checkpoint[20..24].copy_from_slice(&(-(SMALL.vocab_size as i32)).to_le_bytes());
     let (v, d) = (SMALL.vocab_size as usize, SMALL.dim as usize);
     // The embedding's floats, reversed: distinct from it, the same range.

@@ -677,7 +677,7 @@ fn upload(l: &mut Ledger, s: &mut Source) {
         return;
     }
     let owner = l.person(s);
-    let shared = model.metadata().shared_classifier;
+    let shared = model.metadata().config.shared_classifier;
     let royalty = [0, 1, 1_000, 5_000, u64::MAX / 3, s.u64()][s.below(6)];
     let flags = if s.one_in(16) {
         s.u32()

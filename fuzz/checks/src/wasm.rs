@@ -311,8 +311,7 @@ fn call(h: &mut Harness, s: &mut Source, whole: bool) {
                 let want = match with {
                     None => planner::plan_turn(config, &native),
                     Some((flags, allowance)) => {
-                        let table = curta_core::format::ChargeTable::from_flags(flags);
-                        planner::plan_turn_with(config.with_charges(table), &native, allowance)
+                        planner::plan_turn_with(config.with_flags(flags), &native, allowance)
                     }
                 };
                 assert_eq!(code, code_of(want.as_ref().map(|_| ()).map_err(|e| *e)));

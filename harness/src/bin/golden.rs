@@ -26,7 +26,7 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    let slopes: Vec<_> = ["stories260K", "stories15M-synthetic"]
+    let slopes: Vec<_> = slope::MODELS
         .iter()
         .map(|model| runtime.block_on(slope::measure(model)))
         .collect();

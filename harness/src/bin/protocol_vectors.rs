@@ -102,6 +102,7 @@ fn main() {
         vocab_size: 512,
         seq_len: 512,
         charges: curta_core::format::ChargeTable::Specification,
+        shared_classifier: true,
     };
     let layout = Layout::new(&shape).expect("stories260K's shape has a layout");
     let sections = layout.section_count() as usize;

@@ -1,7 +1,7 @@
 //! `init_model`: creates a model, its section lengths fixed from its
 //! configuration; weight accounts are bound one at a time afterwards.
 
-use curta_core::format::{Config, Layout, FLAG_SHARED_CLASSIFIER, KNOWN_FLAGS, MAX_SECTION_LEN};
+use curta_core::format::{Config, Layout, KNOWN_FLAGS, MAX_SECTION_LEN};
 use curta_core::protocol::{accounts as roles, model, Address, ModelAccountMut, ModelInit};
 use curta_core::Error;
 
@@ -23,16 +23,16 @@ pub fn init_model(program_id: &Address, accounts: &[AccountView], ix: &InitModel
 
     config_account(config_ai, program_id)?;
     signer(owner)?;
-    let config = Config::read(ix.config).map_err(core_error)?;
-    let layout = Layout::new(&config).map_err(core_error)?;
     // As `Metadata::new` will check section zero: known flags only (the
-    // classifier's and the charge table's), and an unshared classifier fits
-    // the output section beside the embedding.
-    if ix.flags & !KNOWN_FLAGS != 0
-        || (ix.flags & FLAG_SHARED_CLASSIFIER == 0 && 2 * layout.table_len > MAX_SECTION_LEN as u64)
-    {
+    // classifier's and the charge table's), which fix the layout with the
+    // configuration.
+    if ix.flags & !KNOWN_FLAGS != 0 {
         return Err(core_error(Error::InvalidFormat));
     }
+    let config = Config::read(ix.config)
+        .map_err(core_error)?
+        .with_flags(ix.flags);
+    let layout = Layout::new(&config).map_err(core_error)?;
     if ix.zero_len == 0 || ix.zero_len > MAX_SECTION_LEN as u64 {
         return Err(CurtaError::SectionLengthMismatch.into());
     }

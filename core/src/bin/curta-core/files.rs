@@ -55,7 +55,7 @@ pub fn open<'a>(path: &str, artifact: &'a [u8]) -> Result<Metadata<'a>, Failure>
     })
 }
 
-/// The configuration in an artifact's header, unchecked.
+/// The configuration in an artifact's header, unchecked (for its ranges).
 fn config_at(artifact: &[u8]) -> Config {
     let word = |i: usize| read_u32(artifact, header::CONFIG + 4 * i);
     Config {
@@ -66,6 +66,7 @@ fn config_at(artifact: &[u8]) -> Config {
         n_kv_heads: word(4),
         vocab_size: word(5),
         seq_len: word(6),
-        charges: curta_core::format::charge_table_of(artifact),
+        charges: curta_core::format::ChargeTable::Specification,
+        shared_classifier: true,
     }
 }

@@ -42,6 +42,7 @@ pub fn command(args: &Args) -> Result<(), Failure> {
                     vocab_size: values[5],
                     seq_len: values[6],
                     charges: ChargeTable::Specification,
+                    shared_classifier: true,
                 };
                 match config.out_of_range() {
                     Some(problem) => refused(e, format!("--config {list}: {problem}")),
