@@ -14,6 +14,9 @@
 //!   anywhere here, the v0 fallback where SIMD-0500 is not active, refused
 //!   before anything is sent where it is.
 //! - Bad input is refused in words, naming the value and the limit.
+//! - A model whose embedding spans two weight accounts uploads, and a run
+//!   that embeds a token from the second and classifies over both ends in
+//!   the native final state.
 //!
 //! Needs `target/debug/curta`, `target/deploy/curta_program.so` and
 //! `target/deploy-v0/curta_program.so` (`make test-e2e` builds them).
@@ -1068,4 +1071,78 @@ fn bad_input_is_refused_in_words() {
     );
     assert!(!program.exists(), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The smallest model whose embedding spans two weight accounts with
+/// llama2's tokenizer: 32,000 rows of 328 weights are 10,624,000 bytes, so
+/// rows 0 to 31,579 fill one section and rows 31,580 to 31,999 (漢, 31,652,
+/// among them) the next (`docs/format.md`, "Sections").
+const SPLIT_EMBEDDING: curta_core::Config = curta_core::Config {
+    dim: 328,
+    hidden_dim: 32,
+    n_layers: 1,
+    n_heads: 4,
+    n_kv_heads: 4,
+    vocab_size: 32_000,
+    seq_len: 32,
+    charges: curta_core::format::ChargeTable::Specification,
+    shared_classifier: true,
+};
+
+#[test]
+fn a_model_split_across_sections_uploads_and_generates() {
+    use curta_core::convert::{convert, synthetic_checkpoint};
+    let net = start();
+    let dir = workdir("split");
+    let curta = ok(Curta::new(&net, &dir));
+    ok(curta.deploy(&so()));
+    let tokenizer = std::fs::read(curta_harness::models::models_dir().join("tokenizer.bin"))
+        .expect("llama2's tokenizer.bin (scripts/fetch-models.sh)");
+    let checkpoint = synthetic_checkpoint(&SPLIT_EMBEDDING, 1).expect("a valid shape");
+    let art = convert(&checkpoint, &tokenizer).expect("it converts");
+    let m = curta_harness::models::metadata(&art);
+    assert_eq!((m.section_count(), m.layout.table_sections), (4, 2));
+    let path = dir.join("split.curta");
+    std::fs::write(&path, &art).expect("artifact");
+
+    let started = Instant::now();
+    let u = ok(curta.json(&["model", "upload", &path.to_string_lossy()]));
+    assert_eq!(u["weight_accounts"], 4, "{u}");
+    eprintln!(
+        "upload: {} bytes in {} transactions, {:.1} s",
+        u["bytes_written"],
+        u["transactions"],
+        started.elapsed().as_secs_f64()
+    );
+    let model = u["model"].as_str().expect("model").to_string();
+
+    // "girls bid 漢" embeds token 31,652 from the second piece, and every
+    // classifier reads both.
+    let spec = curta_harness::manifest::RunSpec {
+        name: "split".into(),
+        model: "split".into(),
+        prompt: "girls bid 漢".as_bytes().to_vec(),
+        max_tokens: 3,
+        temperature_q16: 0,
+        seed: 0,
+    };
+    let mut state = curta_harness::native::open(&m, &spec);
+    let mut turns = 0;
+    while !curta_core::StateInfo::read(&state).expect("state").complete {
+        curta_harness::native::step(&art, &m, &mut state);
+        turns += 1;
+    }
+    let mut args = vec!["generate".to_string(), "--model".into(), model];
+    args.extend(run_args(&spec));
+    let g = ok(curta.json(&strs(&args)));
+    assert_eq!(g["turns"].as_array().map(Vec::len), Some(turns), "{g}");
+    assert_eq!(
+        g["final_state_sha256"].as_str(),
+        Some(curta_harness::sha256_hex(&state).as_str()),
+        "the chain's final state is the native one"
+    );
+    let prompt_tokens = curta_core::state::prompt_tokens(m.config, &state).to_vec();
+    assert!(prompt_tokens
+        .chunks_exact(4)
+        .any(|t| u32::from_le_bytes(t.try_into().unwrap()) == 31_652));
 }

@@ -129,8 +129,6 @@ pub struct Layout {
     classifier_section: u32,
     classifier_offset: u64,
     parts: [Part; 7],
-    n_layers: u32,
-    vocab: u32,
 }
 
 impl Layout {
@@ -186,8 +184,6 @@ impl Layout {
             classifier_section,
             classifier_offset,
             parts,
-            n_layers: config.n_layers,
-            vocab,
         })
     }
 
@@ -230,7 +226,7 @@ impl Layout {
         } else if index < output {
             if self.sections_per_layer == 1 {
                 let first = (index - 1) * self.layers_per_section;
-                let layers = (self.n_layers - first).min(self.layers_per_section);
+                let layers = (config.n_layers - first).min(self.layers_per_section);
                 return layers as u64 * self.layer_len;
             }
             // The pieces of one layer that fall in this one of its sections.
@@ -320,7 +316,7 @@ impl Layout {
         MatrixRef {
             section: first + piece,
             offset: offset as usize,
-            rows: self.table_rows.min(self.vocab - first_row),
+            rows: self.table_rows.min(config.vocab_size - first_row),
             cols: config.dim,
             first_row,
         }
