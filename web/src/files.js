@@ -3,13 +3,49 @@
 import { errorFromMessage } from './worker-errors.js';
 
 /**
+ * The most memory a WebAssembly module has: wasm32 addresses 4 GiB
+ * (65,536 pages of 64 KiB), and the curta-core module names no lower
+ * maximum. The browser may give it less.
+ */
+export const MODULE_MEMORY_LIMIT = 4 * 1024 ** 3;
+
+/**
+ * The module's memory a conversion takes, about: three times the
+ * checkpoint. The converter holds at once the checkpoint's bytes, its
+ * weights as floats (as many bytes again) and the artifact (a quarter of
+ * the checkpoint) as it is built, grown and copied out. Measured: 2.71
+ * times stories15M's shape, 3.22 times stories42M's, 2.83 times
+ * stories110M's (1,242.6 MB for 438.4 MB).
+ * @param {number} checkpointBytes
+ */
+export function conversionMemory(checkpointBytes) {
+  return 3 * checkpointBytes;
+}
+
+/**
+ * The module's memory a conversion takes at the least: the checkpoint's
+ * bytes, its weights as floats (as many bytes again) and the artifact (a
+ * quarter of them), held at once.
+ * @param {number} checkpointBytes
+ */
+export function conversionMemoryAtLeast(checkpointBytes) {
+  return Math.round(2.25 * checkpointBytes);
+}
+
+/**
  * Reads a File chunk by chunk, reporting the bytes read.
  * @param {File} file
  * @param {(read: number, total: number) => void} onProgress
  * @returns {Promise<Uint8Array>}
  */
 export async function readFile(file, onProgress) {
-  const out = new Uint8Array(file.size);
+  let out;
+  try {
+    out = new Uint8Array(file.size);
+  } catch (e) {
+    // Chromium's "Array buffer allocation failed": no room for the file.
+    throw new Error(`The browser would not give ${formatBytes(file.size)} of memory to read ${file.name} (${/** @type {Error} */ (e).message}).`);
+  }
   const reader = file.stream().getReader();
   let read = 0;
   onProgress(0, file.size);
@@ -24,19 +60,27 @@ export async function readFile(file, onProgress) {
 }
 
 /**
- * The module's `convert` in a worker: the native converter's bytes.
+ * A conversion's artifact, with the module's memory when it was done.
+ * @typedef {object} Converted
+ * @property {Uint8Array} artifact
+ * @property {number} memory bytes of the converting module's linear memory
+ */
+
+/**
+ * The module's `convert` in a worker: the native converter's bytes. A
+ * failure carries `memory`, the module's memory when it stopped.
  * @param {Uint8Array} checkpoint
  * @param {Uint8Array} tokenizer
  * @param {import('@curta/sdk').ChargeTable} [charges] the table the model's turns are planned with; the specification's by default
- * @returns {Promise<Uint8Array>}
+ * @returns {Promise<Converted>}
  */
 export function convertInWorker(checkpoint, tokenizer, charges = 'specification') {
   const worker = new Worker(new URL('./convert-worker.js', import.meta.url), { type: 'module' });
   return new Promise((resolve, reject) => {
     worker.onmessage = ({ data }) => {
       worker.terminate();
-      if (data.error) reject(errorFromMessage(data.error));
-      else resolve(data.artifact);
+      if (data.error) reject(Object.assign(errorFromMessage(data.error), { memory: data.memory }));
+      else resolve({ artifact: data.artifact, memory: data.memory });
     };
     worker.onerror = (e) => {
       worker.terminate();
@@ -46,9 +90,12 @@ export function convertInWorker(checkpoint, tokenizer, charges = 'specification'
   });
 }
 
-/** @param {number} bytes */
+/**
+ * Bytes in decimal units, as the figures beside them: "438.4 MB".
+ * @param {number} bytes
+ */
 export function formatBytes(bytes) {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+  if (bytes < 1000) return `${bytes} B`;
+  if (bytes < 1e6) return `${(bytes / 1e3).toFixed(1)} kB`;
+  return `${(bytes / 1e6).toLocaleString('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 })} MB`;
 }

@@ -3,7 +3,7 @@ import { MAX_PROMPT_BYTES, chargesOf, decodeConfig, loadCore, readFlags } from '
 import { $, bringIntoView, clearError, failProgress, formatNumber, setFacts, setProgress, setStatus, showError } from './dom.js';
 import { convertInWorker, formatBytes, readFile } from './files.js';
 import { runOffline, tokensPerSecond } from './offline.js';
-import { conversionInWords, inWords, refusedInput } from './words.js';
+import { conversionInWords, inWords, outOfModuleMemory, refusedInput, tooBigToConvert, tooBigToRun } from './words.js';
 import { setupChain } from './chain-ui.js';
 
 /**
@@ -131,6 +131,12 @@ $('artifact-file').addEventListener('change', () =>
   guarded(async () => {
     const file = /** @type {HTMLInputElement} */ ($('artifact-file')).files?.[0];
     if (!file) return;
+    // Said before anything is read: a run copies the whole artifact into the module.
+    const tooBig = tooBigToRun(file.name, file.size);
+    if (tooBig) {
+      failProgress('model-progress', `not read: ${file.name} is more than the module's memory holds`);
+      throw new Error(tooBig);
+    }
     const artifact = await readFile(file, fileProgress(file.name));
     const core = await corePromise;
     // The SDK reads the header: a file that is not an artifact fails here.
@@ -149,6 +155,12 @@ $('convert').addEventListener('click', () =>
     const checkpoint = /** @type {HTMLInputElement} */ ($('checkpoint-file')).files?.[0];
     const tokenizer = /** @type {HTMLInputElement} */ ($('tokenizer-file')).files?.[0];
     if (!checkpoint || !tokenizer) throw new Error('Pick both a llama2.c checkpoint and its tokenizer first.');
+    // Said before anything is read: the conversion would not fit the module's memory.
+    const tooBig = tooBigToConvert(checkpoint.name, checkpoint.size);
+    if (tooBig) {
+      failProgress('model-progress', `not converted: ${checkpoint.name} is too large to convert in the module's memory`);
+      throw new Error(tooBig);
+    }
     const total = checkpoint.size + tokenizer.size;
     const ck = await readFile(checkpoint, (read) =>
       setProgress('model-progress', (0.8 * read) / total, `reading ${checkpoint.name}: ${formatBytes(read)} of ${formatBytes(checkpoint.size)}`),
@@ -157,19 +169,28 @@ $('convert').addEventListener('click', () =>
       setProgress('model-progress', (0.8 * (checkpoint.size + read)) / total, `reading ${tokenizer.name}: ${formatBytes(read)}`),
     );
     const charges = /** @type {import('@curta/sdk').ChargeTable} */ (/** @type {HTMLSelectElement} */ ($('charges')).value);
-    setProgress('model-progress', 0.85, `converting ${formatBytes(total)} in the module…`);
     const started = performance.now();
-    const names = { checkpoint: checkpoint.name, tokenizer: tokenizer.name };
-    const artifact = await convertInWorker(ck, tk, charges).catch((e) => {
-      // The bar says it ended; the error box says why, in the core's words.
-      const refused = refusedInput(/** @type {any} */ (e)?.refusal, names);
-      failProgress('model-progress', refused ? `not converted: ${refused}` : 'not converted');
-      throw new Error(conversionInWords(e, names));
-    });
+    // The module's `convert` is one call: the bar counts its seconds meanwhile.
+    const converting = () =>
+      setProgress('model-progress', 0.85, `converting ${formatBytes(checkpoint.size)} in the module… ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    converting();
+    const ticking = setInterval(converting, 500);
+    const names = { checkpoint: checkpoint.name, tokenizer: tokenizer.name, checkpointBytes: checkpoint.size };
+    const { artifact, memory } = await convertInWorker(ck, tk, charges)
+      .catch((e) => {
+        // The bar says it ended; the error box says why, in the core's words.
+        const refused = refusedInput(/** @type {any} */ (e)?.refusal, names);
+        const why = refused || (outOfModuleMemory(e) ? 'the module ran out of memory' : '');
+        failProgress('model-progress', why ? `not converted: ${why}` : 'not converted');
+        throw new Error(conversionInWords(e, names));
+      })
+      .finally(() => clearInterval(ticking));
     const seconds = (performance.now() - started) / 1000;
-    setProgress('model-progress', 1, `converted: ${formatBytes(artifact.length)} in ${seconds.toFixed(2)} s`);
+    setProgress('model-progress', 1, `converted: ${formatBytes(artifact.length)} in ${seconds.toFixed(2)} s, the module's memory ${formatBytes(memory)}`);
     const name = checkpoint.name.replace(/\.bin$/, '.curta');
-    setModel({ name, artifact, config: configOf(artifact), charges: chargesOfArtifact(artifact) });
+    setModel({ name, artifact, config: configOf(artifact), charges: chargesOfArtifact(artifact) }, [
+      ['converted', `from ${formatBytes(checkpoint.size)} in ${seconds.toFixed(2)} s, in ${formatBytes(memory)} of the module's memory`],
+    ]);
   }),
 );
 
@@ -241,6 +262,7 @@ function offlineFacts(p) {
     ['turns', `${p.turns} of ${p.quoted} quoted`],
     ['tokens', String(p.generated)],
     ['tokens per second', Number.isNaN(tps) ? '…' : tps.toFixed(1)],
+    ['module memory', p.memory > 0 ? formatBytes(p.memory) : '…'],
     ['first token', Number.isNaN(p.firstTokenSeconds) ? '…' : `${p.firstTokenSeconds.toFixed(3)} s`],
     ['time', `${p.seconds.toFixed(2)} s`],
   ];

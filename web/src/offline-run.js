@@ -20,6 +20,7 @@ import { CoreSession } from '@curta/sdk';
  * @property {string} text the generated text so far
  * @property {number} seconds since the first turn started
  * @property {number} firstTokenSeconds when the first token came (NaN before)
+ * @property {number} memory bytes of the module's linear memory (the artifact, the state and the scratch in it)
  */
 
 /** How often progress is reported at most: the page repaints at about this rate anyway. */
@@ -54,11 +55,11 @@ export async function runSession(core, artifact, params, report = () => {}) {
       const first = generated > 0 && Number.isNaN(firstTokenSeconds);
       if (first) firstTokenSeconds = seconds;
       if (first || now - reported >= REPORT_INTERVAL_MS) {
-        report({ turns, quoted, generated, text: session.text(), seconds, firstTokenSeconds });
+        report({ turns, quoted, generated, text: session.text(), seconds, firstTokenSeconds, memory: core.memory.buffer.byteLength });
         reported = now;
       }
     }
-    const last = { turns, quoted, generated, text: session.text(), seconds, firstTokenSeconds };
+    const last = { turns, quoted, generated, text: session.text(), seconds, firstTokenSeconds, memory: core.memory.buffer.byteLength };
     return { ...last, sha256: await session.stateSha256() };
   } finally {
     session.close();

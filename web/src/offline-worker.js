@@ -1,6 +1,7 @@
 // The offline run off the page's thread: the module steps the session in a
 // tight loop here (offline-run.js) and posts its progress to the page, so
 // the page's tokens per second are the module's and its thread stays free.
+// Progress, result and failure carry the module's linear memory.
 import { loadCore } from '@curta/sdk';
 import { runSession } from './offline-run.js';
 import { errorToMessage } from './worker-errors.js';
@@ -14,8 +15,10 @@ const corePromise = loadCore();
 let loaded = null;
 
 self.onmessage = async ({ data }) => {
+  /** @type {import('@curta/sdk').CoreWasm | undefined} */
+  let core;
   try {
-    const core = await corePromise;
+    core = await corePromise;
     if (data.artifact) {
       loaded?.free();
       loaded = null;
@@ -25,6 +28,6 @@ self.onmessage = async ({ data }) => {
     const result = await runSession(core, loaded, data.params, (progress) => self.postMessage({ progress }));
     self.postMessage({ result });
   } catch (e) {
-    self.postMessage({ error: errorToMessage(e) });
+    self.postMessage({ error: errorToMessage(e), memory: core?.memory.buffer.byteLength });
   }
 };

@@ -28,7 +28,8 @@ function endRunner() {
 
 /**
  * Runs `params` on `artifact` in the worker. `signal` stops it: the worker is
- * ended and the run resolves with what it had reported, `stopped` set.
+ * ended and the run resolves with what it had reported, `stopped` set. A
+ * failure in the module carries `memory`, the module's memory then.
  * @param {Uint8Array} artifact
  * @param {RunParams} params
  * @param {(p: OfflineProgress) => void} onProgress
@@ -42,7 +43,7 @@ export function runOffline(artifact, params, onProgress, signal) {
   r.artifact = artifact;
   return new Promise((resolve, reject) => {
     /** @type {OfflineProgress} */
-    let last = { turns: 0, quoted: 0, generated: 0, text: '', seconds: 0, firstTokenSeconds: NaN };
+    let last = { turns: 0, quoted: 0, generated: 0, text: '', seconds: 0, firstTokenSeconds: NaN, memory: NaN };
     const finish = () => {
       signal?.removeEventListener('abort', stop);
       r.worker.onmessage = r.worker.onerror = null;
@@ -65,7 +66,8 @@ export function runOffline(artifact, params, onProgress, signal) {
         last = data.progress;
         onProgress(last);
       } else if (data.error) {
-        fail(errorFromMessage(data.error));
+        // The module's memory when it failed, for the words.
+        fail(Object.assign(errorFromMessage(data.error), { memory: data.memory }));
       } else {
         finish();
         resolve(data.result);
