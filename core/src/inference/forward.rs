@@ -118,7 +118,7 @@ impl<'e, 's> Forward<'e, 's> {
             Phase::Query => {
                 let (mat, w) = self.matrix(at)?;
                 let b = &mut self.b;
-                multiply(w, &mat, at.row - mat.first_row, b.xb, &mut b.q[rows]);
+                multiply(w, &mat, at.row, b.xb, &mut b.q[rows]);
             }
             // 6: k = Wk xb, through xb2 (free until phase 10) into the cache.
             Phase::Key => {
@@ -127,7 +127,7 @@ impl<'e, 's> Forward<'e, 's> {
                 let b = &mut self.b;
                 let cache = &mut b.keys[here + rows.start..];
                 let rows = &mut b.xb2[rows];
-                multiply(w, &mat, at.row - mat.first_row, b.xb, rows);
+                multiply(w, &mat, at.row, b.xb, rows);
                 store(rows, cache)?;
             }
             // 7: v = Wv xb, the same way.
@@ -137,7 +137,7 @@ impl<'e, 's> Forward<'e, 's> {
                 let b = &mut self.b;
                 let cache = &mut b.values[here + rows.start..];
                 let rows = &mut b.xb2[rows];
-                multiply(w, &mat, at.row - mat.first_row, b.xb, rows);
+                multiply(w, &mat, at.row, b.xb, rows);
                 store(rows, cache)?;
             }
             // 8: q's pairs and this position's cached key's pairs, rotated.
@@ -153,7 +153,7 @@ impl<'e, 's> Forward<'e, 's> {
             Phase::AttentionOutput => {
                 let (mat, w) = self.matrix(at)?;
                 let b = &mut self.b;
-                multiply(w, &mat, at.row - mat.first_row, b.xb, &mut b.xb2[rows]);
+                multiply(w, &mat, at.row, b.xb, &mut b.xb2[rows]);
             }
             // 11: x += xb2, then x normalized with the feed-forward weights into xb.
             Phase::FfnNorm => {
@@ -165,13 +165,13 @@ impl<'e, 's> Forward<'e, 's> {
             Phase::Gate => {
                 let (mat, w) = self.matrix(at)?;
                 let b = &mut self.b;
-                multiply(w, &mat, at.row - mat.first_row, b.xb, &mut b.hb[rows]);
+                multiply(w, &mat, at.row, b.xb, &mut b.hb[rows]);
             }
             // 13: hb2 = W3 xb, the up projection.
             Phase::Up => {
                 let (mat, w) = self.matrix(at)?;
                 let b = &mut self.b;
-                multiply(w, &mat, at.row - mat.first_row, b.xb, &mut b.hb2[rows]);
+                multiply(w, &mat, at.row, b.xb, &mut b.hb2[rows]);
             }
             // 14: hb = silu(hb) * hb2.
             Phase::Silu => {
@@ -189,7 +189,7 @@ impl<'e, 's> Forward<'e, 's> {
             Phase::Down => {
                 let (mat, w) = self.matrix(at)?;
                 let b = &mut self.b;
-                multiply(w, &mat, at.row - mat.first_row, b.hb, &mut b.xb[rows]);
+                multiply(w, &mat, at.row, b.hb, &mut b.xb[rows]);
             }
             // 16: x += xb.
             Phase::Residual => {
@@ -202,7 +202,7 @@ impl<'e, 's> Forward<'e, 's> {
             Phase::Classifier => {
                 let (mat, w) = self.matrix(at)?;
                 let b = &mut self.b;
-                multiply(w, &mat, at.row - mat.first_row, b.x, &mut b.logits[rows]);
+                multiply(w, &mat, at.row, b.x, &mut b.logits[rows]);
             }
             // 19: one chunk of one sampling pass (sample.rs). The walker
             // yields no chunk in phases 0 to 2 and 20.
@@ -380,9 +380,10 @@ fn rotate_query_and_key(
     Ok(())
 }
 
-/// Multiplies the rows of a matrix from `start` by `x` into `out`, which
-/// holds exactly those rows: one matrix chunk, its setup (the sum of `x`
-/// the row kernel's correction needs) included.
+/// Multiplies the rows of a matrix piece from `start` (a row of the whole
+/// matrix, inside the piece) by `x` into `out`, which holds exactly those
+/// rows: one matrix chunk, its setup (the sum of `x` the row kernel's
+/// correction needs) included.
 #[inline(always)]
 fn multiply(section: &[u8], m: &MatrixRef, start: u32, x: &[i64], out: &mut [i64]) {
     let (rows, cols) = (m.rows as usize, m.cols as usize);
@@ -392,7 +393,7 @@ fn multiply(section: &[u8], m: &MatrixRef, start: u32, x: &[i64], out: &mut [i64
         weights,
         scales,
         rows,
-        start: start as usize,
+        start: (start - m.first_row) as usize,
         x,
         bias: sum(x).wrapping_mul(128),
     };

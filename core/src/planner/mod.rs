@@ -188,10 +188,10 @@ fn head_charge(ch: &Charges, p: u32, q: u32) -> u32 {
     total
 }
 
-/// The work item at cursor `c` in a turn that has spent `used`, priced
-/// from the model's table; an embedding reads `token`'s row. `None` for an
-/// embedding split across sections that is not the turn's first chunk
-/// (its section depends on a token the turn may sample, which no plan made
+/// The work item at cursor `c` in `walker`'s turn, priced from the
+/// model's table; an embedding reads `walker.token`'s row. `None` for an
+/// embedding split across sections that is not the turn's first chunk (its
+/// section depends on a token the turn may sample, which no plan made
 /// before the turn could name).
 #[inline(always)]
 fn work_at(walker: &Walker, c: &Cursor) -> Option<Work> {
