@@ -4,8 +4,10 @@
 // again with nothing paid twice (read from the validator's history, as
 // harness/tests/e2e.rs does), bad input refused in words; stories260K
 // uploaded from its checkpoint with the measured charge table and its
-// golden run, then a run under a lowered config allowance. Prints the
-// upload's time and transactions and the reference run's crank time.
+// golden run, then a run under a lowered config allowance; a model whose
+// embedding spans two weight accounts, converted in the module and run
+// to the native CLI's final state. Prints the upload's time and
+// transactions and the reference run's crank time.
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -37,7 +39,18 @@ import {
 } from '../../src/index.js';
 import { fileJournal } from '../../src/chain/journal-node.js';
 import { getTurnInstructionDataDecoder, getWriteInstructionDataDecoder } from '../../src/generated-js/index.js';
-import { REPO_ROOT, WASM_PATH, core as loadTestCore, modelFile, sha256 } from '../../test-support/fixtures.js';
+import {
+  REPO_ROOT,
+  WASM_PATH,
+  cli,
+  core as loadTestCore,
+  modelFile,
+  modelsDir,
+  nativeArtifact,
+  nativeRun,
+  scratchPath,
+  sha256,
+} from '../../test-support/fixtures.js';
 import { history as chainHistory, errorJson } from '../../test-support/history.js';
 import { startLocalnet } from '../../test-support/localnet.js';
 
@@ -403,5 +416,27 @@ describe('the JS chain client on curta-localnet', () => {
     } finally {
       await setAllowance(client, config, 1_350_000);
     }
+  });
+
+  test('a model whose embedding spans two weight accounts: converted in the module, uploaded, run; every turn the replay\'s, the final state the native CLI\'s', async () => {
+    // The smallest shape whose embedding splits with llama2's tokenizer
+    // (docs/format.md, "Sections"): 31,580 rows in one section, 420 in the
+    // next; "girls bid 漢" embeds token 31,652 from the second.
+    const bin = scratchPath('split.bin');
+    cli(['synthesize', '--config', '328,32,1,4,4,32000,32', '--seed', '1', '-o', bin]);
+    const tok = modelFile('tokenizer.bin');
+    const up = await uploadModel(client, new Uint8Array(readFileSync(bin)), { config, tokenizer: tok, royalty: 0n });
+    assert.equal(sha256(up.artifact), sha256(nativeArtifact(bin, join(modelsDir(), 'tokenizer.bin'))));
+    const m = await fetchModel(client, up.model);
+    assert.equal(m.sections.length, 4);
+    console.log(`upload: the split shape, ${up.artifact.length} bytes in ${up.seconds.toFixed(1)} s, ${up.summary.transactions} transactions`);
+    const params = { prompt: 'girls bid 漢', maxTokens: 3, temperatureQ16: 0, seed: 0n };
+    const opened = await openRun(client, up.model, params);
+    const c = await crankRun(client, opened.run, { artifact: up.artifact });
+    const native = nativeRun(up.artifact, params);
+    assert.equal(c.turns.length, native.turns);
+    assert.equal(c.finalStateSha256, native.state_sha256);
+    assert.ok(native.prompt_tokens.includes(31_652));
+    await closeRun(client, opened.run);
   });
 });
