@@ -52,7 +52,7 @@ WASM_BUILD_STD := std,panic_abort
 # Every target: none names a file it makes (`models` is also a folder).
 .PHONY: setup setup-sbf setup-host setup-js setup-browser setup-fuzz models \
 	build-sbf-v0 test-bitexact-v0 test-costs-v0 \
-	build-sbf build-sbf-probe build-wasm demo localnet localnet-15m web web-build \
+	build-sbf build-sbf-probe build-wasm demo localnet localnet-scale localnet-15m web web-build bench-1b \
 	test lint lint-host test-core test-program test-localnet test-e2e test-faults test-bitexact test-costs \
 	test-wasm test-web idl test-idl test-js-chain test-browser test-reproducible \
 	golden bench bench-web fuzz fuzz-seeds
@@ -243,31 +243,44 @@ test-faults: setup-host models build-sbf
 # Node's test runner: upload stories260K, the golden reference and T=0.8
 # runs (every turn's state against the receipts), a client killed
 # mid-upload and mid-crank resuming with nothing paid twice, bad input
-# refused in words; prints the upload's time and transactions and the
-# crank's time. Then crankRun racing the Rust `curta run crank` (HOST_BUILD's
+# refused in words, a model whose embedding spans two weight accounts
+# (synthesized by the release curta-core) run to the native final state;
+# prints the upload's time and transactions and the crank's time. Then crankRun racing the Rust `curta run crank` (HOST_BUILD's
 # target/debug/curta, another signer) on three runs (race.test.js): every
 # turn landed once, each cranker's summary counting the other's, each
 # signer's fees; prints turns attempted per turn landed for each, in about
 # 30 s (5 to 15 s of racing); the whole target about 2.5 minutes.
 test-js-chain: setup-host models build-sbf build-wasm
 	cd $(ROOT) && $(HOST_BUILD)
+	cd $(ROOT) && cargo build --release -p curta-core --features std --bin curta-core
 	cd $(ROOT) && CURTA_WASM=$(WASM_TARGET_DIR)/curta_core.wasm SBF_OUT_DIR=$(DEPLOY_DIR) CURTA_LOCALNET_BIN=$(LOCALNET) CURTA_BIN=$(CURTA_BIN_DIR)/curta \
+		CURTA_CLI=$(HOST_TARGET_DIR)/release/curta-core \
 		CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) node --test --test-concurrency=1 sdk/test/chain/
 
-# The stories15M shape (synthetic weights, llama2's tokenizer) on
-# curta-localnet under today's and the legacy block limits, planned with the
-# specification's charges (530 turns) and the measured ones (396): turns per
-# block, seconds per token, upload time; target/localnet-15m.md.
-# WINDOW=N sets the turns in flight.
-localnet-15m: setup build-sbf
+# The scale table: the stories15M, stories42M and stories110M shapes
+# (synthetic weights, llama2's tokenizer), each planned with the
+# specification's charges and the measured ones, and stories260K's
+# reference run, on curta-localnet under today's block limits, and
+# stories260K and the stories15M shape under the legacy ones too: upload
+# time, the model's rent today and under SIMD-0437, turns per block, turns
+# and seconds per generated token beside the floor a run account's
+# compute-unit limit sets, fees per token today and under SIMD-0553;
+# target/localnet-scale.md. About 30 minutes (the stories110M shape
+# uploads in about 112,000 transactions). WINDOW=N sets the turns in
+# flight; CURTA_RUNS=name,... picks runs. `localnet-15m` is its old name.
+localnet-scale: setup build-sbf
 	cd $(ROOT) && $(HOST_BUILD)
-	cd $(ROOT) && $(HARNESS_ENV) $(CURTA_BIN_DIR)/localnet-15m $(WINDOW)
+	cd $(ROOT) && $(HARNESS_ENV) $(CURTA_BIN_DIR)/localnet-scale $(WINDOW)
+
+localnet-15m: localnet-scale
 
 # The page (web/): Vite bundles it with @curta/sdk and the WebAssembly
 # module into target/web/dist, served as static files on 127.0.0.1
 # (WEB_PORT, 5173 by default; Ctrl-C stops it), beside `make localnet`.
 # `make test-browser` drives it in headless Debian Chromium: the offline
-# reference run and bad input, then the reference run on a curta-localnet
+# reference run and bad input, a stories110M-shaped checkpoint converted
+# and run offline beside the native CLI (web/test/big.test.js, which needs
+# the release curta-core), then the reference run on a curta-localnet
 # it starts, through a Wallet Standard test wallet; screenshots and the
 # click-to-last-token time in target/web/.
 WEB_PORT ?= 5173
@@ -283,7 +296,8 @@ setup-browser:
 
 test-browser: setup-host setup-browser models build-sbf web-build
 	cd $(ROOT) && $(HOST_BUILD)
-	cd $(ROOT) && CURTA_LOCALNET_BIN=$(LOCALNET) SBF_OUT_DIR=$(DEPLOY_DIR) \
+	cd $(ROOT) && cargo build --release -p curta-core --features std --bin curta-core
+	cd $(ROOT) && CURTA_CLI=$(HOST_TARGET_DIR)/release/curta-core CURTA_LOCALNET_BIN=$(LOCALNET) SBF_OUT_DIR=$(DEPLOY_DIR) \
 		CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) node --test --test-concurrency=1 web/test/*.test.js
 
 # The IDL (idl/curta.json) is written from curta_core::protocol's tables
@@ -350,6 +364,14 @@ golden: setup build-sbf build-wasm
 bench: models
 	cd $(ROOT) && CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) \
 		cargo run -q --release -p curta-core --features std --example bench
+
+# One generated token of the TinyLlama-1.1B shape (synthetic weights, 169
+# sections, 1.1 GB) on the SBF VM, natively and through the WebAssembly
+# module, every turn's state compared: turns, compute units, times and the
+# floor on a cluster; target/bench-1b.md. About 12 GB of memory; not in CI.
+bench-1b: setup build-sbf build-wasm
+	cd $(ROOT) && $(HOST_BUILD)
+	cd $(ROOT) && $(HARNESS_ENV) $(CURTA_BIN_DIR)/bench-1b $(TABLE)
 
 # The offline run's tokens per second in the page (headless Chromium, the
 # run in its worker) beside the module's in Node, on the same run:
