@@ -66,9 +66,10 @@ impl Forward<'_, '_> {
             _ => {
                 let positions = at.position as usize + 1;
                 let probabilities = &b.scores[..positions];
-                for i in start..end {
-                    let column = &b.values[base + i..];
-                    b.xb[head * hs + i] = dot_values(probabilities, column, kv_dim) >> 24;
+                let values = &b.values[base + start..];
+                let out = &mut b.xb[head * hs + start..head * hs + end];
+                for (i, o) in out.iter_mut().enumerate() {
+                    *o = dot_values(probabilities, &values[i..], kv_dim) >> 24;
                 }
             }
         }

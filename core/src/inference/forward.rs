@@ -96,7 +96,7 @@ impl<'e, 's> Forward<'e, 's> {
 
     /// Where the cache keeps `layer`'s key or value at `position`.
     pub(super) fn cache_at(&self, layer: u32, position: u32) -> usize {
-        let kv_dim = self.m.config.kv_dim();
+        let kv_dim = self.heads.kv_dim;
         (layer as usize * self.cache_positions + position as usize) * kv_dim
     }
 

@@ -259,7 +259,7 @@ fn run_turn<P: Probe>(
     let plan = *plan;
     let config = input.config;
     planner::check_allowance(input.allowance)?;
-    let m = Metadata::new(input.metadata)?;
+    let m = Metadata::for_turn(input.metadata)?;
     if m.config != config {
         return Err(Error::InvalidConfig);
     }

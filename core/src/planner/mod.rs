@@ -126,18 +126,19 @@ pub struct TurnPlan {
 }
 
 /// The work item at a cursor: `total` units of which the cursor has done
-/// `done`, and a chunk may go up to `end` (the end of the piece of a matrix
-/// split across sections that holds row `done`; else `total`); each chunk
-/// pays `setup`, `per_unit` per unit and, when it completes the item,
-/// `finish`. A vector operation is one unit.
+/// `done`; each chunk pays `setup`, `per_unit` per unit and, when it
+/// completes the item, `finish`. A vector operation is one unit. Of a
+/// matrix split by rows across sections, the item is the piece holding row
+/// `done`, and `total` the row it ends before (`advance` leaves the matrix
+/// only at its last): no chunk spans two sections.
 ///
 /// In 64 bits: SBF's arithmetic is 64-bit, and every 32-bit result would
-/// cost two more instructions to truncate.
+/// cost two more instructions to truncate. No field more than needed: each
+/// costs every chunk a store and a load.
 #[derive(Clone, Copy, Debug)]
 struct Work {
     total: u64,
     done: u64,
-    end: u64,
     setup: u64,
     per_unit: u64,
     finish: u64,
@@ -149,7 +150,6 @@ impl Work {
         Work {
             total: 1,
             done: 0,
-            end: 1,
             setup: 0,
             per_unit: cost as u64,
             finish: 0,
@@ -189,12 +189,12 @@ fn head_charge(ch: &Charges, p: u32, q: u32) -> u32 {
 }
 
 /// The work item at cursor `c` in `walker`'s turn, priced from the
-/// model's table; an embedding reads `walker.token`'s row. `None` for an
-/// embedding split across sections that is not the turn's first chunk (its
-/// section depends on a token the turn may sample, which no plan made
-/// before the turn could name).
+/// model's table; an embedding reads `walker.token`'s row. An embedding
+/// split across sections that is not the turn's first chunk ends where it
+/// starts, so no chunk of it fits (its section depends on a token the turn
+/// may sample, which no plan made before the turn could name).
 #[inline(always)]
-fn work_at(walker: &Walker, c: &Cursor) -> Option<Work> {
+fn work_at(walker: &Walker, c: &Cursor) -> Work {
     let (config, layout, run) = (&walker.config, &walker.layout, &walker.run);
     let ch = config.charges.table();
     let d = config.dim;
@@ -205,23 +205,22 @@ fn work_at(walker: &Walker, c: &Cursor) -> Option<Work> {
             _ => ch.row,
         };
         let (section, end) = layout.piece_end(c.layer, which, c.row, rows);
-        return Some(Work {
-            total: rows as u64,
+        return Work {
+            total: end as u64,
             done: c.row as u64,
-            end: end as u64,
             setup: ch.matrix_setup.of(cols) as u64,
             per_unit: row.of(cols) as u64,
             finish: 0,
             section,
-        });
+        };
     }
-    Some(match c.phase {
+    match c.phase {
         Phase::Embedding => {
-            if layout.embedding_split() && walker.used != ch.turn {
-                return None;
-            }
             let mut w = Work::vector(ch.embedding.of(d));
             w.section = layout.embedding(config, walker.token).section;
+            if layout.embedding_split() && walker.used != ch.turn {
+                w.total = 0;
+            }
             w
         }
         Phase::AttentionNorm | Phase::FinalNorm => Work::vector(ch.rms_norm.of(d)),
@@ -232,7 +231,6 @@ fn work_at(walker: &Walker, c: &Cursor) -> Option<Work> {
             Work {
                 total: total as u64,
                 done: c.index as u64,
-                end: total as u64,
                 setup: ch.attention_setup[(c.stage & 3) as usize] as u64,
                 per_unit: per_unit as u64,
                 finish: 0,
@@ -245,9 +243,8 @@ fn work_at(walker: &Walker, c: &Cursor) -> Option<Work> {
         Phase::Classifier => {
             let piece = layout.classifier(config, c.row);
             Work {
-                total: config.vocab_size as u64,
+                total: piece.end_row() as u64,
                 done: c.row as u64,
-                end: piece.end_row() as u64,
                 setup: ch.matrix_setup.of(d) as u64,
                 per_unit: ch.row.of(d) as u64,
                 finish: 0,
@@ -259,7 +256,6 @@ fn work_at(walker: &Walker, c: &Cursor) -> Option<Work> {
             Work {
                 total: config.vocab_size as u64,
                 done: c.row as u64,
-                end: config.vocab_size as u64,
                 setup: ch.sampling_setup as u64,
                 per_unit: ch.sampling_entry[(c.pass % 3) as usize] as u64,
                 finish: if c.pass == run.last_pass() {
@@ -270,7 +266,7 @@ fn work_at(walker: &Walker, c: &Cursor) -> Option<Work> {
                 section: 0,
             }
         }
-    })
+    }
 }
 
 /// Moves the cursor past a chunk of the item at it.
@@ -329,7 +325,20 @@ fn advance(config: &Config, run: &RunShape, c: &mut Cursor, chunk: &Step) {
                 }
             }
         }
-        p => into_phase(c, p.next()),
+        // A matrix split by rows across sections goes on to its next piece.
+        p => match matrix_rows(config, p) {
+            Some(rows) if c.row + chunk.count < rows => c.row += chunk.count,
+            _ => into_phase(c, p.next()),
+        },
+    }
+}
+
+/// The rows of the matrix a phase multiplies by, if it does.
+#[inline(always)]
+fn matrix_rows(config: &Config, phase: Phase) -> Option<u32> {
+    match phase {
+        Phase::Classifier => Some(config.vocab_size),
+        p => Some(p.layer_matrix()?.shape(config).0),
     }
 }
 
@@ -394,7 +403,7 @@ impl Walker {
         if at.phase.is_tokenizing() || at.phase == Phase::Done {
             return None;
         }
-        let w = work_at(self, at)?;
+        let w = work_at(self, at);
         // A section is known, new with room for it, or a third: the turn
         // ends before it. (No section is 0, the slots' empty value.)
         let [first, second] = self.sections;
@@ -405,7 +414,7 @@ impl Walker {
         let remaining = w.total - w.done;
         let chunk = self.charges.chunk as u64;
         let budget = (self.left() as u64).checked_sub(chunk + w.setup)?;
-        let mut count = (w.end - w.done).min(budget / w.per_unit);
+        let mut count = remaining.min(budget / w.per_unit);
         if count == remaining && count * w.per_unit + w.finish > budget {
             count -= 1;
         }
