@@ -50,14 +50,9 @@ pub fn count(n: u64, one: &str, many: &str) -> String {
 /// Lamports in one SOL.
 pub const LAMPORTS_PER_SOL: u64 = 1_000_000_000;
 
-/// `0.000105000 SOL` style: lamports as SOL with all nine decimals.
-pub fn sol(lamports: u64) -> String {
-    format!(
-        "{}.{:09} SOL",
-        lamports / LAMPORTS_PER_SOL,
-        lamports % LAMPORTS_PER_SOL
-    )
-}
+/// `0.000105000 SOL` style: lamports as SOL with all nine decimals, as the
+/// core writes them for every client.
+pub use curta_core::client::crank::sol;
 
 /// `1,350,300`.
 pub fn thousands(n: u64) -> String {

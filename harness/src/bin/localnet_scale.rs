@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
+use curta_client::output::thousands;
 use curta_core::client::budget::turn_limit;
 use curta_core::format::WEIGHT_HEADER_LEN;
 use curta_core::inference::quote_turns;
@@ -352,19 +353,6 @@ fn measure(
         sol(fee_today.round(), 9),
         sol(fee_0553.round(), 9),
     ))
-}
-
-/// `n` with a comma every three digits.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Lamports as SOL with `decimals` places and thousands separators.
