@@ -17,6 +17,7 @@
 //! bytes included.
 
 use curta_core::convert::{convert, synthetic_checkpoint, synthetic_tokenizer, TINY};
+use curta_core::format::flags_of;
 use curta_core::inference::{self, TurnInput, TurnSections, WeightSection};
 use curta_core::planner::{self, CHARGES};
 use curta_core::state::{self, StateBuffer, StateLayout};
@@ -379,8 +380,9 @@ fn call(h: &mut Harness, s: &mut Source, whole: bool) {
                 let size = arena_config.and_then(|c| state::state_size(c, prompt.len(), max));
                 let want = size.and_then(|n| {
                     let mut scratch = StateBuffer::new(n);
+                    // As the export: the charge table section zero's flags give.
                     inference::quote_turns(
-                        config,
+                        config.with_flags(flags_of(&metadata)),
                         &metadata,
                         &prompt,
                         max,
@@ -497,11 +499,13 @@ fn turn(
     arena_config: Result<curta_core::Config, Error>,
 ) {
     let model = h.model;
-    let config = arena_config.unwrap_or(model.config);
+    let zero_len = model.zero().len();
+    // As the export: the charge table section zero's flags give.
+    let flags = flags_of(&h.copy(METADATA, zero_len));
+    let config = arena_config.unwrap_or(model.config).with_flags(flags);
     let single = s.one_in(3);
     let c = h.config(s);
     let st = h.state_arg(s);
-    let zero_len = model.zero().len();
     let m = h.arg(s, METADATA, zero_len);
     // The sections in the plan's order, when the state has a plan. Both
     // models have two matrix sections: 1 (the layers) at FIRST and 2 (the
