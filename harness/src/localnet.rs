@@ -50,6 +50,23 @@ pub struct BlockLimits {
     pub vote: u64,
 }
 
+impl BlockLimits {
+    /// Today's writable-account limit, and the legacy one
+    /// (`LocalnetBuilder::legacy_block_limits`).
+    pub const WRITABLE_ACCOUNT: u64 = 40_000_000;
+    pub const LEGACY_WRITABLE_ACCOUNT: u64 = 12_000_000;
+}
+
+/// A slot's length, seconds.
+pub const SLOT_SECONDS: f64 = 0.4;
+
+/// The least time `compute_units` of one run's turns can take on a cluster:
+/// every turn writes the run's account, and a block lets one account's
+/// writes take at most `writable_account` units.
+pub fn floor_seconds(compute_units: f64, writable_account: u64) -> f64 {
+    compute_units / writable_account as f64 * SLOT_SECONDS
+}
+
 /// How to start a [`Localnet`].
 #[derive(Clone, Debug)]
 pub struct LocalnetBuilder {

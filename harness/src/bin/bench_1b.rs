@@ -15,16 +15,12 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use curta_core::format::{ChargeTable, LayerMatrix};
+use curta_harness::localnet::{floor_seconds, BlockLimits};
 use curta_harness::manifest::RunSpec;
 use curta_harness::models::{artifact, metadata, MEASURED};
 use curta_harness::replay::replay_all;
 
 const MODEL: &str = "tinyllama-1.1b-synthetic";
-
-/// The compute units a block lets one account's writes take (the default
-/// writable-account limit), and a slot's length in seconds.
-const ACCOUNT_CU_PER_BLOCK: f64 = 40_000_000.0;
-const SLOT_SECONDS: f64 = 0.4;
 
 fn main() -> ExitCode {
     let tables: Vec<ChargeTable> = match std::env::args().nth(1).as_deref() {
@@ -114,7 +110,7 @@ fn main() -> ExitCode {
             cu.get(cu.len() / 2).copied().unwrap_or(0),
             cu.last().copied().unwrap_or(0),
             total as f64 / macs as f64,
-            total as f64 / ACCOUNT_CU_PER_BLOCK * SLOT_SECONDS,
+            floor_seconds(total as f64, BlockLimits::WRITABLE_ACCOUNT),
             t.sbf.as_secs_f64(),
             t.native.as_secs_f64(),
             t.wasm.as_secs_f64(),

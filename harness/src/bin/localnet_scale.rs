@@ -26,7 +26,7 @@ use curta_core::inference::quote_turns;
 use curta_core::protocol::model;
 use curta_core::state::StateBuffer;
 use curta_harness::curta::Curta;
-use curta_harness::localnet::Localnet;
+use curta_harness::localnet::{floor_seconds, BlockLimits, Localnet};
 use curta_harness::manifest::{self, RunSpec};
 use curta_harness::models::{artifact, metadata};
 use curta_harness::receipt::Receipt;
@@ -54,8 +54,6 @@ const SIGNATURE_FEE: f64 = 5_000.0;
 /// A transaction's base fee under SIMD-0553 (beside half a lamport a
 /// requested compute unit).
 const SIMD_0553_BASE: f64 = 2_500.0;
-/// A slot's length, seconds.
-const SLOT_SECONDS: f64 = 0.4;
 const SOL: f64 = 1e9;
 
 /// What is known of a run before it is sent.
@@ -205,9 +203,14 @@ fn report() -> Result<(), String> {
                 )
             })
             .unwrap_or_else(|| "?".into());
-        let account_limit = limits.map_or(if legacy { 12_000_000 } else { 40_000_000 }, |l| {
-            l.writable_account
-        });
+        let account_limit = limits.map_or(
+            if legacy {
+                BlockLimits::LEGACY_WRITABLE_ACCOUNT
+            } else {
+                BlockLimits::WRITABLE_ACCOUNT
+            },
+            |l| l.writable_account,
+        );
         eprintln!("validator at {} ({limits_cell})", net.rpc_url());
         let tag = if legacy { "legacy" } else { "default" };
         let curta = Curta::new(&net, &dir.join(format!("{tag}-{}", std::process::id())))?;
@@ -317,7 +320,7 @@ fn measure(
     let crank_s = g["seconds"].as_f64().unwrap_or(0.0);
     let tpt = r.turns_per_token as f64;
     let s_per_token = crank_s * tpt / turns.max(1.0);
-    let floor = tpt * mean_cu / account_limit as f64 * SLOT_SECONDS;
+    let floor = floor_seconds(tpt * mean_cu, account_limit);
     let priority = (mean_fee - SIGNATURE_FEE).max(0.0);
     let fee_today = mean_fee * tpt;
     let fee_0553 = tpt * (SIMD_0553_BASE + (cu_limit / 2.0).ceil() + priority);
