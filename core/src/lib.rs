@@ -10,14 +10,14 @@
 //!
 //! | Module | Holds |
 //! |---|---|
-//! | `error`, `sha256`, `bytes` | The eight errors; SHA-256; little-endian readers and alignment |
-//! | `format` | The weight artifact: `Config`, the section `Layout`, `Metadata` |
+//! | `error`, `sha256`, `bytes` | The eight errors; SHA-256; little-endian readers and alignment (curta-interface's) |
+//! | `format` | The weight artifact: `Config` and the section `Layout` (curta-interface's), `Metadata` |
 //! | `fixed` | The fixed-point arithmetic: every rounding and check |
 //! | `kernel` | The row kernel and the attention dot products |
-//! | `state` | The state: header, `Phase`, `Cursor`, `StateLayout`, `StateInfo`, output readers |
+//! | `state` | The state: header, `Phase`, `Cursor`, `StateLayout`, `StateInfo`, output readers (curta-interface's); `diff` |
 //! | `planner`, `tokenizer` | The compute charges and `plan_turn`; the tokenizing phases and decoding |
 //! | `inference` | `init_state`, `turn`, `quote_turns`, and the forward pass |
-//! | `protocol`, `convert` | The program's accounts; the converter |
+//! | `protocol`, `convert` | The program's accounts, instructions and events (curta-interface's) and the IDL; the converter |
 //! | `client` | What every client does, with no I/O: replay, receipts, the crank's state machine |
 //! | `wasm` | The WebAssembly interface |
 
@@ -28,9 +28,9 @@
 // chain.
 #![cfg_attr(sbf, feature(asm_experimental_arch))]
 
-pub mod bytes;
-pub mod error;
-pub mod sha256;
+// The protocol's foundations are curta-interface's, re-exported under the
+// names the core has always used.
+pub use curta_interface::{bytes, error, sha256};
 
 pub mod format;
 

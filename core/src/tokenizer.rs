@@ -178,7 +178,7 @@ pub(crate) fn tokenize<P: Probe>(
     left: u32,
     probe: &mut P,
 ) -> Result<u32, Error> {
-    let ch = m.config.charges.table();
+    let ch = crate::planner::charges_of(m.config.charges);
     let vocab = m.config.vocab_size;
     let mut used = 0u32;
     probe.begin();

@@ -160,7 +160,7 @@ pub async fn measure(spec: &RunSpec) -> Vec<TurnCosts> {
         ix.accounts.push(AccountMeta::new(probe, false));
         let out = c.send(&[ix], &[]).await;
         assert_eq!(out.result, Ok(()), "{}: turn: {:#?}", spec.name, out.logs);
-        let per_turn = m.config.charges.table().turn as u64;
+        let per_turn = curta_core::planner::charges_of(m.config.charges).turn as u64;
         turns.push(read_turn(
             &c.data(&probe).await,
             &events,

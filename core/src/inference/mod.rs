@@ -273,7 +273,7 @@ fn run_turn<P: Probe>(
 
     if h.phase.is_tokenizing() {
         let b = Buffers::carve(state, &layout);
-        let per_turn = config.charges.table().turn;
+        let per_turn = crate::planner::charges_of(config.charges).turn;
         let used = tokenizer::tokenize(
             &m,
             &mut h,

@@ -229,14 +229,12 @@ pub const MEASURED_CHARGES: Charges = Charges {
     ..CHARGES
 };
 
-impl ChargeTable {
-    /// The charges this table holds.
-    #[inline(always)]
-    pub const fn table(self) -> &'static Charges {
-        match self {
-            ChargeTable::Specification => &CHARGES,
-            ChargeTable::Measured => &MEASURED_CHARGES,
-        }
+/// The charges `table` holds.
+#[inline(always)]
+pub const fn charges_of(table: ChargeTable) -> &'static Charges {
+    match table {
+        ChargeTable::Specification => &CHARGES,
+        ChargeTable::Measured => &MEASURED_CHARGES,
     }
 }
 

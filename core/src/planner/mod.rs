@@ -6,7 +6,7 @@
 
 mod charges;
 
-pub use charges::{Charges, Linear, PerEight, CHARGES, MEASURED_CHARGES};
+pub use charges::{charges_of, Charges, Linear, PerEight, CHARGES, MEASURED_CHARGES};
 
 use crate::format::{Config, LayerMatrix, Layout};
 use crate::state::{Cursor, Header, Phase, RunShape};
@@ -196,7 +196,7 @@ fn head_charge(ch: &Charges, p: u32, q: u32) -> u32 {
 #[inline(always)]
 fn work_at(walker: &Walker, c: &Cursor) -> Work {
     let (config, layout, run) = (&walker.config, &walker.layout, &walker.run);
-    let ch = config.charges.table();
+    let ch = crate::planner::charges_of(config.charges);
     let d = config.dim;
     if let Some(which) = c.phase.layer_matrix() {
         let (rows, cols) = which.shape(config);
@@ -371,7 +371,7 @@ impl Walker {
         allowance: u32,
     ) -> Result<Walker, Error> {
         check_allowance(allowance)?;
-        let charges = config.charges.table();
+        let charges = crate::planner::charges_of(config.charges);
         Ok(Walker {
             config: *config,
             layout: *layout,

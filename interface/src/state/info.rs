@@ -78,14 +78,14 @@ pub fn prompt_tokens(config: Config, state: &[u8]) -> &[u8] {
 
 /// A zeroed state buffer aligned to eight, as `init_state` and `turn`
 /// require: a `Vec<u8>` promises no alignment.
-#[cfg(feature = "std")]
+#[cfg(any(feature = "std", test))]
 #[derive(Clone)]
 pub struct StateBuffer {
     words: std::vec::Vec<u64>,
     len: usize,
 }
 
-#[cfg(feature = "std")]
+#[cfg(any(feature = "std", test))]
 impl StateBuffer {
     pub fn new(len: usize) -> StateBuffer {
         StateBuffer {
@@ -101,7 +101,7 @@ impl StateBuffer {
     }
 }
 
-#[cfg(feature = "std")]
+#[cfg(any(feature = "std", test))]
 impl core::ops::Deref for StateBuffer {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
@@ -110,7 +110,7 @@ impl core::ops::Deref for StateBuffer {
     }
 }
 
-#[cfg(feature = "std")]
+#[cfg(any(feature = "std", test))]
 impl core::ops::DerefMut for StateBuffer {
     fn deref_mut(&mut self) -> &mut [u8] {
         // SAFETY: as above, uniquely borrowed.

@@ -47,10 +47,10 @@ pub fn model_identity_parts<'a>(address: &'a Address, data: &'a [u8]) -> [&'a [u
     [address, before, &ZERO, after]
 }
 
-#[cfg(all(test, feature = "std"))]
+#[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ModelAccountMut;
+    use crate::ModelAccountMut;
 
     #[test]
     fn model_identity_covers_every_byte_but_its_own() {

@@ -114,7 +114,8 @@ macro_rules! state_buffers {
         }
 
         /// A state's buffers as typed slices, as `StateLayout` places them.
-        pub(crate) struct Buffers<'s> {
+        #[doc(hidden)]
+        pub struct Buffers<'s> {
             $( pub $field: &'s mut [$element], )*
         }
 
@@ -122,7 +123,7 @@ macro_rules! state_buffers {
             /// Carves a state into its buffers. Relies on the state being
             /// aligned to eight (checked by `Header::read_checked`) and on
             /// every buffer starting at a multiple of eight.
-            pub(crate) fn carve(state: &'s mut [u8], l: &StateLayout) -> Buffers<'s> {
+            pub fn carve(state: &'s mut [u8], l: &StateLayout) -> Buffers<'s> {
                 let mut rest = state;
                 let mut cut = 0usize;
                 $(

@@ -114,7 +114,7 @@ pub const TYPES: [&TypeDef; 4] = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{instruction, tag};
+    use crate::{instruction, tag};
 
     /// Fields in order, none overlapping the next, and only the last one
     /// running to the end of the data.
@@ -161,12 +161,7 @@ mod tests {
     fn every_instruction_has_its_schema_in_tag_order() {
         for (t, i) in instruction::SCHEMAS.iter().enumerate() {
             assert_eq!(i.tag as usize, t, "{}", i.name);
-            assert_eq!(
-                Some(i.accounts),
-                crate::protocol::accounts::of(i.tag),
-                "{}",
-                i.name
-            );
+            assert_eq!(Some(i.accounts), crate::accounts::of(i.tag), "{}", i.name);
         }
         assert_eq!(instruction::SCHEMAS.len(), tag::LAST as usize + 1);
     }

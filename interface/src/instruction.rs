@@ -307,7 +307,7 @@ impl<'a> Instruction<'a> {
     }
 
     /// Encodes the instruction's data.
-    #[cfg(feature = "std")]
+    #[cfg(any(feature = "std", test))]
     pub fn encode(&self) -> std::vec::Vec<u8> {
         let mut out = std::vec![0u8; self.encoded_len()];
         let n = self.encode_into(&mut out);
@@ -605,7 +605,7 @@ pub const SCHEMAS: [InstructionSchema; 16] = [
     },
 ];
 
-#[cfg(all(test, feature = "std"))]
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -152,10 +152,10 @@ pub const TURN_RECEIPT_TYPE: TypeDef = TypeDef {
     ]),
 };
 
-#[cfg(all(test, feature = "std"))]
+#[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::event;
+    use crate::event;
 
     #[test]
     fn turn_event_round_trips() {

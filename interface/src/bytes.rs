@@ -32,13 +32,13 @@ pub fn read_u64(bytes: &[u8], offset: usize) -> u64 {
 
 /// Writes a little-endian `u32`; the caller owns the bounds.
 #[inline(always)]
-pub(crate) fn write_u32(bytes: &mut [u8], offset: usize, value: u32) {
+pub fn write_u32(bytes: &mut [u8], offset: usize, value: u32) {
     bytes[offset..offset + 4].copy_from_slice(&value.to_le_bytes());
 }
 
 /// Writes a little-endian `u64`; the caller owns the bounds.
 #[inline(always)]
-pub(crate) fn write_u64(bytes: &mut [u8], offset: usize, value: u64) {
+pub fn write_u64(bytes: &mut [u8], offset: usize, value: u64) {
     bytes[offset..offset + 8].copy_from_slice(&value.to_le_bytes());
 }
 
@@ -54,7 +54,7 @@ pub const fn align8(n: u64) -> u64 {
 /// Panics if `bytes` is not aligned for `T`: callers carve only buffers
 /// that a checked state or artifact guarantees aligned.
 #[inline(always)]
-pub(crate) fn cast<T: Copy>(bytes: &mut [u8]) -> &mut [T] {
+pub fn cast<T: Copy>(bytes: &mut [u8]) -> &mut [T] {
     let size = core::mem::size_of::<T>();
     assert!((bytes.as_ptr() as usize).is_multiple_of(core::mem::align_of::<T>()));
     // SAFETY: the pointer is aligned for T (checked above), the length is
