@@ -280,16 +280,20 @@ pub(crate) fn tokenize<P: Probe>(
                 if !fits(ch.tokenizer_step) {
                     break;
                 }
-                if h.prompt_tokens as u64 + h.max_tokens as u64 - 1 > m.config.seq_len as u64 {
-                    return Err(Error::ContextExceeded);
-                }
                 // The first token becomes the current one: in the
                 // vocabulary, as the embedding checks every prompt token
                 // (a lookup in a malformed tokenizer can give any id).
                 if tokens[0] >= m.config.vocab_size {
                     return Err(Error::InvalidState);
                 }
-                h.phase = Phase::Embedding;
+                // A prompt whose tokens alone pass the context completes
+                // here, with no token generated and the cursor where the
+                // first embedding would be (`docs/state.md`, "The cursor").
+                h.phase = if h.prompt_tokens > m.config.seq_len {
+                    Phase::Done
+                } else {
+                    Phase::Embedding
+                };
                 h.position = 0;
                 h.layer = 0;
                 h.row = 0;

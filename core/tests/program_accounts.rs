@@ -133,11 +133,12 @@ fn the_docs_list_each_instruction_s_accounts_as_its_table() {
         (tag::RECLAIM, "reclaim"),
         (tag::WRITE_PROMPT, "write_prompt"),
         (tag::CLOSE_CONFIG, "close_config"),
+        (tag::DELIVER, "deliver"),
     ];
     for (t, name) in names {
         let body = section(&doc, t, name);
         let listed = match t {
-            tag::TURN => from_table(body),
+            tag::TURN | tag::DELIVER => from_table(body),
             _ => from_prose(body),
         };
         let roles = accounts::of(t).expect("a table");

@@ -235,6 +235,38 @@ pub const CLOSE_CONFIG: [AccountRole; 2] = [
         "The config's admin, who receives the lamports.",
     )),
 ];
+/// `deliver`: anyone sends it once the run is finished and receives the
+/// delivery fee; the callback's refund address receives the rest of the
+/// run's lamports. Then the callback's accounts (`DELIVER_CALLBACK`).
+pub const DELIVER: [AccountRole; 4] = [
+    write((
+        "run",
+        "run",
+        "The run, finished, with a callback; closed by the delivery.",
+    )),
+    write((
+        "refund",
+        "refund",
+        "The callback's refund address, which receives the run's lamports but the delivery fee.",
+    )),
+    sign_write((
+        "deliverer",
+        "deliverer",
+        "Who sends the delivery and receives its fee: a System account (a wallet), \
+         none of the callback's accounts; rent-exempt when a fee is due.",
+    )),
+    read((
+        "callbackProgram",
+        "callback program",
+        "The program the run's callback names.",
+    )),
+];
+/// Each of the delivery's trailing accounts.
+pub const DELIVER_CALLBACK: AccountRole = read((
+    "callbackAccounts",
+    "an account the callback names",
+    "The accounts the run's callback names, in its order, each writable where the record says so.",
+));
 
 /// The fixed accounts of the instruction with `tag` (a turn's trailing
 /// weight accounts apart), or `None` for an unknown tag.
@@ -256,6 +288,7 @@ pub fn of(instruction_tag: u8) -> Option<&'static [AccountRole]> {
         tag::RECLAIM => &RECLAIM,
         tag::WRITE_PROMPT => &WRITE_PROMPT,
         tag::CLOSE_CONFIG => &CLOSE_CONFIG,
+        tag::DELIVER => &DELIVER,
         _ => return None,
     })
 }

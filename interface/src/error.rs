@@ -63,8 +63,10 @@ error_enum! {
         MissingWeights = 5 => "A turn without a weight account its plan needs",
         /// A prompt or run parameter out of range.
         InvalidPrompt = 6 => "A prompt over 1,024 bytes, with a zero byte or not UTF-8; max tokens of zero or above the context; a temperature above 16",
-        /// The prompt's tokens plus max tokens, less one, exceed the context.
-        ContextExceeded = 7 => "The prompt's tokens plus max tokens, less one, above the context (found by the turn that finishes tokenizing)",
+        /// Never raised: a run that reaches the model's context completes
+        /// there, its finish reason the context (`state::FinishReason`).
+        /// Kept so the numbers after it stay the same.
+        ContextExceeded = 7 => "Never raised (kept for its number): a run that reaches the context completes, its reason the context",
         /// A key or value that does not fit the cache's 32 bits.
         Arithmetic = 8 => "A key or value past the cache's 32 bits",
     }
@@ -107,7 +109,7 @@ error_enum! {
         WrongModel = 11 => "A weight or run account of another model",
         WrongSection = 12 => "A weight account of another section, or not the one the model records",
         WrongAccountCount = 13 => "`turn` given more weight accounts than it reads (more than two, or more than its plan names)",
-        DuplicateAccount = 14 => "One account in two roles that must differ (a run as its own opener, closing into itself, the owner as the cranker of a turn that pays a fee)",
+        DuplicateAccount = 14 => "One account in two roles that must differ (a run as its own opener, closing into itself, the owner as the cranker of a turn that pays a fee, the deliverer among the callback's accounts)",
         SectionLengthMismatch = 15 => "Section zero's length zero or over 10 MiB - 128",
         ModelNotWritable = 16 => "Binding, writing or sealing a model that is sealed or retired",
         ModelNotSealed = 17 => "Opening or advancing a run of a model not sealed (writing or retired)",
@@ -121,7 +123,11 @@ error_enum! {
         WeightsStillBound = 25 => "`close_model` while weight accounts are bound",
         ModelChanged = 26 => "`open_run` naming another identity than the model's; a `turn` of a run whose model is not the one it was opened on (closed and created again at its address)",
         RoyaltyMismatch = 27 => "`open_run` naming another royalty than the model's",
-        InvalidCranker = 28 => "A turn's cranker that is not a System account (a wallet), or, when a fee is paid, not rent-exempt",
+        InvalidCranker = 28 => "A turn's cranker or a delivery's sender that is not a System account (a wallet), or, when a fee is paid, not rent-exempt",
+        RunNotFinished = 29 => "`deliver` of a run that is not complete",
+        NoCallback = 30 => "`deliver` of a run opened without a callback",
+        WrongCallback = 31 => "`deliver` given another program or other accounts than the run's callback names, or read-only where the callback writes",
+        InvalidCallback = 32 => "`open_run` with a callback record that does not read (its lengths or flags), over 16 accounts or 256 bytes of data, or naming the Curta program; or a delivery fee without a callback",
     }
 }
 

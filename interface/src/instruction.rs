@@ -24,8 +24,9 @@ pub mod tag {
     pub const RECLAIM: u8 = 13;
     pub const WRITE_PROMPT: u8 = 14;
     pub const CLOSE_CONFIG: u8 = 15;
+    pub const DELIVER: u8 = 16;
     /// The last tag.
-    pub const LAST: u8 = CLOSE_CONFIG;
+    pub const LAST: u8 = DELIVER;
 }
 
 /// A decoded instruction, borrowing its variable parts from the data. Each
@@ -90,6 +91,8 @@ pub enum Instruction<'a> {
     /// max tokens, plus `crank_deposit`, from which each turn pays its
     /// sender `crank_fee` while it lasts. `royalty` and `model_identity` are
     /// what the opener saw and accepts: refused unless they are the model's.
+    /// With a `callback`, the run also holds `delivery_fee`, which pays
+    /// whoever sends `deliver` once the run is finished.
     ///
     /// Accounts: `accounts::OPEN_RUN`.
     OpenRun {
@@ -101,6 +104,12 @@ pub enum Instruction<'a> {
         crank_fee: u64,
         crank_deposit: u64,
         staged: u32,
+        /// Lamports `deliver` pays its sender, held in the run (0 without a
+        /// callback).
+        delivery_fee: u64,
+        /// The callback record (`callback`), empty for none; the run keeps
+        /// it after the state.
+        callback: &'a [u8],
         prompt: &'a [u8],
     },
     /// Advances a run by one turn; anyone may send it, and the run pays
@@ -131,12 +140,22 @@ pub enum Instruction<'a> {
     ///
     /// Accounts: `accounts::CLOSE_CONFIG`.
     CloseConfig,
+    /// Delivers a finished run: invokes the callback the run names with
+    /// its accounts and data (none signing), then pays its sender the
+    /// run's delivery fee, gives the callback's refund address every other
+    /// lamport of the run and closes the run. Anyone may send it, once.
+    ///
+    /// Accounts: `accounts::DELIVER`, then the callback's accounts in its
+    /// order (`accounts::DELIVER_CALLBACK`).
+    Deliver,
 }
 
 /// Fixed data lengths after the tag.
 const INIT_MODEL_LEN: usize = 8 + Config::LEN + 4 + 8;
-/// `open_run`'s fields before the prompt's bytes.
-pub const OPEN_RUN_FIXED_LEN: usize = 4 + 4 + 8 + 8 + 32 + 8 + 8 + 4;
+/// `open_run`'s fixed fields, before the callback record's bytes and the
+/// prompt's: through `staged`, then the delivery fee and the callback
+/// record's length.
+pub const OPEN_RUN_FIXED_LEN: usize = 4 + 4 + 8 + 8 + 32 + 8 + 8 + 4 + 8 + 4;
 
 impl<'a> Instruction<'a> {
     /// Decodes instruction data; `None` for an unknown tag or a wrong length.
@@ -170,17 +189,23 @@ impl<'a> Instruction<'a> {
             tag::SEAL_MODEL if exact(0) => Instruction::SealModel,
             tag::CLOSE_WEIGHT if exact(0) => Instruction::CloseWeight,
             tag::CLOSE_MODEL if exact(0) => Instruction::CloseModel,
-            tag::OPEN_RUN if rest.len() >= OPEN_RUN_FIXED_LEN => Instruction::OpenRun {
-                max_tokens: read_u32(rest, 0),
-                temperature_q16: read_u32(rest, 4),
-                seed: read_u64(rest, 8),
-                royalty: read_u64(rest, 16),
-                model_identity: rest[24..56].try_into().ok()?,
-                crank_fee: read_u64(rest, 56),
-                crank_deposit: read_u64(rest, 64),
-                staged: read_u32(rest, 72),
-                prompt: &rest[OPEN_RUN_FIXED_LEN..],
-            },
+            tag::OPEN_RUN if rest.len() >= OPEN_RUN_FIXED_LEN => {
+                let (callback, prompt) =
+                    rest[OPEN_RUN_FIXED_LEN..].split_at_checked(read_u32(rest, 84) as usize)?;
+                Instruction::OpenRun {
+                    max_tokens: read_u32(rest, 0),
+                    temperature_q16: read_u32(rest, 4),
+                    seed: read_u64(rest, 8),
+                    royalty: read_u64(rest, 16),
+                    model_identity: rest[24..56].try_into().ok()?,
+                    crank_fee: read_u64(rest, 56),
+                    crank_deposit: read_u64(rest, 64),
+                    staged: read_u32(rest, 72),
+                    delivery_fee: read_u64(rest, 76),
+                    callback,
+                    prompt,
+                }
+            }
             tag::TURN if exact(0) => Instruction::Turn {
                 expected_turns: None,
             },
@@ -194,6 +219,7 @@ impl<'a> Instruction<'a> {
                 bytes: &rest[4..],
             },
             tag::CLOSE_CONFIG if exact(0) => Instruction::CloseConfig,
+            tag::DELIVER if exact(0) => Instruction::Deliver,
             _ => return None,
         })
     }
@@ -254,6 +280,8 @@ impl<'a> Instruction<'a> {
                 crank_fee,
                 crank_deposit,
                 staged,
+                delivery_fee,
+                callback,
                 prompt,
             } => {
                 w.put(&[tag::OPEN_RUN]);
@@ -265,6 +293,9 @@ impl<'a> Instruction<'a> {
                 w.put(&crank_fee.to_le_bytes());
                 w.put(&crank_deposit.to_le_bytes());
                 w.put(&staged.to_le_bytes());
+                w.put(&delivery_fee.to_le_bytes());
+                w.put(&(callback.len() as u32).to_le_bytes());
+                w.put(callback);
                 w.put(prompt);
             }
             Instruction::Turn { expected_turns } => {
@@ -281,6 +312,7 @@ impl<'a> Instruction<'a> {
                 w.put(bytes);
             }
             Instruction::CloseConfig => w.put(&[tag::CLOSE_CONFIG]),
+            Instruction::Deliver => w.put(&[tag::DELIVER]),
         }
         w.ok.then_some(w.at)
     }
@@ -293,7 +325,9 @@ impl<'a> Instruction<'a> {
             Instruction::BindWeight { .. } => 4,
             Instruction::Write { bytes, .. } => 8 + bytes.len(),
             Instruction::SealSection { .. } => 32,
-            Instruction::OpenRun { prompt, .. } => OPEN_RUN_FIXED_LEN + prompt.len(),
+            Instruction::OpenRun {
+                callback, prompt, ..
+            } => OPEN_RUN_FIXED_LEN + callback.len() + prompt.len(),
             Instruction::Turn { expected_turns } => 8 * expected_turns.is_some() as usize,
             Instruction::WritePrompt { bytes, .. } => 4 + bytes.len(),
             Instruction::SetAdmin
@@ -302,7 +336,8 @@ impl<'a> Instruction<'a> {
             | Instruction::CloseModel
             | Instruction::CloseRun
             | Instruction::Reclaim
-            | Instruction::CloseConfig => 0,
+            | Instruction::CloseConfig
+            | Instruction::Deliver => 0,
         }
     }
 
@@ -344,7 +379,7 @@ const ALLOWANCE_ARG: Field = Field {
 };
 
 /// Each instruction as the IDL gives it, in tag order.
-pub const SCHEMAS: [InstructionSchema; 16] = [
+pub const SCHEMAS: [InstructionSchema; 17] = [
     InstructionSchema {
         name: "initConfig",
         tag: tag::INIT_CONFIG,
@@ -533,6 +568,18 @@ pub const SCHEMAS: [InstructionSchema; 16] = [
             },
             Field {
                 at: 77,
+                name: "deliveryFee",
+                ty: Ty::U64,
+                docs: &["Lamports `deliver` pays its sender, held in the run (0 without a callback)."],
+            },
+            Field {
+                at: 85,
+                name: "callback",
+                ty: Ty::PrefixedBytes,
+                docs: &["The callback record `deliver` invokes (program, compute units, accounts, data; `docs/program.md`, \"Delivery\"), after its u32 length; empty for none."],
+            },
+            Field {
+                at: 89,
                 name: "prompt",
                 ty: Ty::Rest,
                 docs: &["The rest of the prompt (UTF-8, no zero byte, 1,024 bytes in all at most): the rest of the data."],
@@ -603,6 +650,18 @@ pub const SCHEMAS: [InstructionSchema; 16] = [
         args: &[],
         remaining: None,
     },
+    InstructionSchema {
+        name: "deliver",
+        tag: tag::DELIVER,
+        docs: &[
+            "Delivers a finished run: invokes the run's callback (no account signing), then pays the sender the delivery fee, \
+             gives the callback's refund address the rest of the run's lamports and closes the run; anyone may send it.",
+            "Remaining accounts: the callback's accounts, in the order and with the writability the run's callback record gives.",
+        ],
+        accounts: &accounts::DELIVER,
+        args: &[],
+        remaining: Some(accounts::DELIVER_CALLBACK),
+    },
 ];
 
 #[cfg(test)]
@@ -641,7 +700,22 @@ mod tests {
                 crank_fee: 5_000,
                 crank_deposit: 100_000,
                 staged: 3,
+                delivery_fee: 0,
+                callback: &[],
                 prompt: b"Once",
+            },
+            Instruction::OpenRun {
+                max_tokens: 12,
+                temperature_q16: 0,
+                seed: 42,
+                royalty: 1_000,
+                model_identity: &digest,
+                crank_fee: 5_000,
+                crank_deposit: 100_000,
+                staged: 0,
+                delivery_fee: 7_000,
+                callback: &[1, 2, 3, 4, 5],
+                prompt: b"upon",
             },
             Instruction::Turn {
                 expected_turns: None,
@@ -656,6 +730,7 @@ mod tests {
                 bytes: b"upon",
             },
             Instruction::CloseConfig,
+            Instruction::Deliver,
         ];
         for ix in all {
             let data = ix.encode();

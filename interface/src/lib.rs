@@ -25,6 +25,7 @@
 //! | `format` | The model's `Config`, the section `Layout`, the artifact's constants |
 //! | `state` | The core state's header, `Phase`, `Cursor`, `StateLayout`, `StateInfo` |
 //! | `schema` | What the IDL says of each layout (the tables `curta-core idl` reads) |
+//! | `callback` | A run's callback record: what `deliver` invokes |
 //! | `config`, `model`, `weight`, `run` | One module per account kind: its offsets, reader and writer |
 //! | `prompt`, `digest`, `event` | A long prompt's staging; section digests and the model identity; the turn receipt |
 //! | `instruction`, `accounts` | The instruction codec; each instruction's accounts, one table each |
@@ -41,6 +42,7 @@ pub mod format;
 pub mod state;
 
 pub mod accounts;
+pub mod callback;
 pub mod config;
 pub mod digest;
 pub mod event;
@@ -51,8 +53,12 @@ pub mod run;
 pub mod schema;
 pub mod weight;
 
+#[cfg(feature = "pinocchio")]
+pub mod cpi;
+
 pub use crate::format::MAX_ACCOUNT_LEN;
 pub use accounts::AccountRole;
+pub use callback::{Callback, CallbackAccount, CallbackInit};
 pub use config::{ConfigAccount, ConfigAccountMut};
 pub use digest::{chain_step, model_identity, model_identity_parts, section_digest};
 pub use error::{CurtaError, Error, CORE_ERROR_BASE};
@@ -140,6 +146,9 @@ mod tests {
             tokens_at: 8,
             text_at: 9,
             seed: 10,
+            allowance: 11,
+            callback_at: 12,
+            delivery_fee: 13,
         };
         for fill in [0u8, 0xff] {
             let mut c = [fill; config::LEN];
@@ -163,6 +172,29 @@ mod tests {
             assert_eq!(m, m0);
             assert_eq!(w[..weight::HEADER_LEN], w0[..weight::HEADER_LEN]);
             assert_eq!(r[..run::HEADER_LEN], r0[..run::HEADER_LEN]);
+            // Every field reads back what `init` was given.
+            let v = RunAccount(&r);
+            assert_eq!(
+                (v.model(), v.model_identity(), v.opener()),
+                (&[1; 32], &[2; 32], &[3; 32])
+            );
+            assert_eq!(
+                (v.royalty(), v.deposited(), v.escrow(), v.paid()),
+                (4, 5, 5, 0)
+            );
+            assert_eq!(
+                (v.crank_fee(), v.crank_deposited(), v.crank_paid()),
+                (6, 7, 0)
+            );
+            assert_eq!(
+                (
+                    crate::bytes::read_u32(&r, run::TOKENS_AT),
+                    crate::bytes::read_u32(&r, run::TEXT_AT)
+                ),
+                (8, 9)
+            );
+            assert_eq!((v.seed(), v.allowance()), (10, 11));
+            assert_eq!((v.callback_at(), v.delivery_fee()), (12, 13));
         }
     }
 }

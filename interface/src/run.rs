@@ -4,6 +4,9 @@
 use super::schema::{AccountSchema, Field, Ty};
 use super::{address, tag_is, Address, Mismatch, RUN_TAG};
 use crate::bytes::{read_u32, read_u64, write_u32, write_u64};
+use crate::callback::{Callback, Malformed};
+/// Why a finished run stopped (`Finished::reason`).
+pub use crate::state::FinishReason;
 
 pub const TAG: usize = 0;
 pub const MODEL: usize = 8;
@@ -32,10 +35,53 @@ pub const TEXT_AT: usize = 164;
 /// The sampler's seed as the opener chose it (the state's seed field is
 /// the sampler's running state).
 pub const SEED: usize = 168;
+/// The turn allowance every turn of the run is planned and cut under: the
+/// config's at opening, so no later `set_allowance` changes a run's turns.
+pub const ALLOWANCE: usize = 176;
+/// Where the run's callback record lies in the account (`callback`), right
+/// after the state; 0 when the run has no callback. The state ends there.
+pub const CALLBACK_AT: usize = 180;
+/// Lamports the run pays whoever sends `deliver`, fixed at opening; held
+/// in the run beside the escrow and the crank deposit.
+pub const DELIVERY_FEE: usize = 184;
 pub const HEADER_LEN: usize = 256;
 /// Where the state keeps the prompt (its first buffer), and where
 /// `write_prompt` stages it before `open_run`.
 pub const PROMPT: usize = HEADER_LEN + crate::state::HEADER_LEN;
+
+/// The size of a run account for a prompt of `prompt_len` bytes and
+/// `max_tokens`, with a callback record of `callback_len` bytes
+/// (`callback::len`, 0 for none): the header, the state
+/// (`state::state_size`), then the record. The System `create_account`
+/// that makes the run must give exactly this; an account holds at most
+/// `MAX_ACCOUNT_LEN` (10 MiB). A `const fn`, so a program can size its
+/// runs at compile time:
+///
+/// ```
+/// use curta_interface::format::{ChargeTable, Config};
+/// use curta_interface::run::account_size;
+/// const STORIES260K: Config = Config {
+///     dim: 64, hidden_dim: 172, n_layers: 5, n_heads: 8, n_kv_heads: 4,
+///     vocab_size: 512, seq_len: 512, charges: ChargeTable::Specification,
+///     shared_classifier: true,
+/// };
+/// const RUN: usize = match account_size(&STORIES260K, 16, 12, 0) {
+///     Ok(n) => n,
+///     Err(_) => panic!("not a run"),
+/// };
+/// assert_eq!(RUN, 256 + 48_048);
+/// ```
+pub const fn account_size(
+    config: &crate::format::Config,
+    prompt_len: usize,
+    max_tokens: u32,
+    callback_len: usize,
+) -> Result<usize, crate::Error> {
+    match crate::state::StateLayout::new(config, prompt_len, max_tokens) {
+        Ok(layout) => Ok(HEADER_LEN + layout.size + callback_len),
+        Err(e) => Err(e),
+    }
+}
 
 /// A view of a Run account's data.
 #[derive(Clone, Copy)]
@@ -86,6 +132,12 @@ impl<'a> RunAccount<'a> {
     pub fn seed(&self) -> u64 {
         read_u64(self.0, SEED)
     }
+    /// The turn allowance recorded at opening (0: a run opened by a
+    /// program before it was recorded, which cannot turn).
+    #[inline(always)]
+    pub fn allowance(&self) -> u32 {
+        read_u32(self.0, ALLOWANCE)
+    }
     #[inline(always)]
     pub fn crank_fee(&self) -> u64 {
         read_u64(self.0, CRANK_FEE)
@@ -105,10 +157,39 @@ impl<'a> RunAccount<'a> {
         let left = self.crank_deposited().saturating_sub(self.crank_paid());
         self.crank_fee().min(left)
     }
+    /// The account offset of the callback record, 0 when there is none.
+    #[inline(always)]
+    pub fn callback_at(&self) -> usize {
+        read_u32(self.0, CALLBACK_AT) as usize
+    }
+    /// The lamports `deliver` pays its sender.
+    #[inline(always)]
+    pub fn delivery_fee(&self) -> u64 {
+        read_u64(self.0, DELIVERY_FEE)
+    }
+    /// Where the state ends: at the callback record, or the data's end
+    /// (a client may read only the start of an account).
+    #[inline(always)]
+    fn state_end(&self) -> usize {
+        state_end(self.0)
+    }
     /// The core state.
     #[inline(always)]
     pub fn state(&self) -> &'a [u8] {
-        &self.0[HEADER_LEN..]
+        &self.0[HEADER_LEN..self.state_end()]
+    }
+    /// The callback the run names, if any. `read` checked the record's
+    /// place; `open_run` checked the record.
+    #[inline(always)]
+    pub fn callback(&self) -> Option<Result<Callback<'a>, Malformed>> {
+        match self.callback_at() {
+            0 => None,
+            at => Some(
+                self.0
+                    .get(at..)
+                    .map_or(Err(Malformed::Length), Callback::read),
+            ),
+        }
     }
 }
 
@@ -191,6 +272,9 @@ pub struct Finished<'a> {
     pub tokens: &'a [u8],
     /// The output text (UTF-8 by construction: whole tokens' bytes).
     pub text: &'a [u8],
+    /// Why the run stopped: an end token, max tokens or the model's
+    /// context (`FinishReason::of`, from the state's header).
+    pub reason: FinishReason,
 }
 
 impl Finished<'_> {
@@ -203,8 +287,8 @@ impl Finished<'_> {
 }
 
 /// Reads a finished run for a program that acts on it: owner, tag,
-/// complete, model identity, opener, then the output. `owner` is the
-/// account's owner as the runtime gives it.
+/// complete, model identity, opener, then the output and why the run
+/// stopped. `owner` is the account's owner as the runtime gives it.
 pub fn read_finished<'a>(
     owner: &Address,
     data: &'a [u8],
@@ -215,9 +299,10 @@ pub fn read_finished<'a>(
     }
     let run = RunAccount::read(data).map_err(|_| Refusal::NotARun)?;
     let state = crate::state::StateInfo::read(run.state()).map_err(|_| Refusal::NotARun)?;
-    if !state.complete {
+    // A reason exactly when the run is complete.
+    let Some(reason) = state.reason else {
         return Err(Refusal::NotFinished);
-    }
+    };
     if run.model_identity() != expected.model_identity {
         return Err(Refusal::OtherModel);
     }
@@ -231,8 +316,22 @@ pub fn read_finished<'a>(
     );
     let text = slice(read_u32(data, TEXT_AT) as usize, state.text_len as usize);
     match (tokens, text) {
-        (Some(tokens), Some(text)) => Ok(Finished { tokens, text }),
+        (Some(tokens), Some(text)) => Ok(Finished {
+            tokens,
+            text,
+            reason,
+        }),
         _ => Err(Refusal::NotARun),
+    }
+}
+
+/// Where a run's state ends in `data`: at its callback record, or at the
+/// data's end; never before the header's end.
+#[inline(always)]
+fn state_end(data: &[u8]) -> usize {
+    match read_u32(data, CALLBACK_AT) as usize {
+        0 => data.len(),
+        at => at.clamp(HEADER_LEN, data.len()),
     }
 }
 
@@ -255,6 +354,12 @@ pub struct RunInit<'a> {
     pub text_at: u32,
     /// The seed the opener chose.
     pub seed: u64,
+    /// The config's turn allowance at opening.
+    pub allowance: u32,
+    /// The callback record's account offset (0: none) and the fee its
+    /// delivery pays.
+    pub callback_at: u32,
+    pub delivery_fee: u64,
 }
 
 impl<'a> RunAccountMut<'a> {
@@ -277,6 +382,9 @@ impl<'a> RunAccountMut<'a> {
         write_u32(d, TOKENS_AT, r.tokens_at);
         write_u32(d, TEXT_AT, r.text_at);
         write_u64(d, SEED, r.seed);
+        write_u32(d, ALLOWANCE, r.allowance);
+        write_u32(d, CALLBACK_AT, r.callback_at);
+        write_u64(d, DELIVERY_FEE, r.delivery_fee);
     }
     /// Records a crank fee paid: the total paid to senders after it.
     #[inline(always)]
@@ -290,11 +398,23 @@ impl<'a> RunAccountMut<'a> {
         write_u64(self.0, ESCROW, escrow);
         write_u64(self.0, PAID, paid);
     }
-    /// The header and the core state, apart.
+    /// The header and the core state, apart: the state ends where the
+    /// header's `callback_at` says.
     #[inline(always)]
     pub fn split(self) -> (RunAccountMut<'a>, &'a mut [u8]) {
-        let (header, state) = self.0.split_at_mut(HEADER_LEN);
-        (RunAccountMut(header), state)
+        let end = state_end(self.0);
+        let (header, state, _) = self.split_at(end);
+        (header, state)
+    }
+    /// The header, the state up to account offset `end` and what follows
+    /// it (the callback record's place), apart: `open_run`, before the
+    /// header records `callback_at`. `end` is at least `HEADER_LEN` and at
+    /// most the account's length.
+    #[inline(always)]
+    pub fn split_at(self, end: usize) -> (RunAccountMut<'a>, &'a mut [u8], &'a mut [u8]) {
+        let (rest, tail) = self.0.split_at_mut(end);
+        let (header, state) = rest.split_at_mut(HEADER_LEN);
+        (RunAccountMut(header), state, tail)
     }
 }
 
@@ -384,10 +504,28 @@ pub const SCHEMA: AccountSchema = AccountSchema {
             docs: &["The sampler's seed as the opener chose it (the state's seed field is the sampler's running state)."],
         },
         Field {
+            at: ALLOWANCE,
+            name: "allowance",
+            ty: Ty::U32,
+            docs: &["The config's turn allowance at opening, which every turn of the run is planned and cut under (0: opened by an older program; it cannot turn)."],
+        },
+        Field {
+            at: CALLBACK_AT,
+            name: "callbackAt",
+            ty: Ty::U32,
+            docs: &["Account offset of the callback record `deliver` invokes (after the state, to the account's end); 0: no callback."],
+        },
+        Field {
+            at: DELIVERY_FEE,
+            name: "deliveryFee",
+            ty: Ty::U64,
+            docs: &["Lamports paid to whoever sends `deliver`, fixed at opening."],
+        },
+        Field {
             at: HEADER_LEN,
             name: "state",
             ty: Ty::Rest,
-            docs: &["The core state (`state.md`), from offset 256 to the end."],
+            docs: &["The core state (`state.md`), from offset 256 to `callbackAt` (to the end when that is 0), then the callback record."],
         },
     ],
 };

@@ -18,6 +18,9 @@ pub enum Ty {
     Bytes(usize),
     /// The rest of the data, as bytes.
     Rest,
+    /// Bytes after their length, a u32 (an instruction's argument that is
+    /// followed by others).
+    PrefixedBytes,
     /// The rest of the data, as entries of a defined type.
     RestOf(&'static TypeDef),
     /// A u64 if the data goes on, none if it ends here.
@@ -36,8 +39,14 @@ impl Ty {
             Ty::Address => 32,
             Ty::Bytes(n) => *n,
             Ty::Defined(t) => t.len,
-            Ty::Rest | Ty::RestOf(_) | Ty::OptionalU64 => return None,
+            Ty::Rest | Ty::RestOf(_) | Ty::OptionalU64 | Ty::PrefixedBytes => return None,
         })
+    }
+
+    /// Whether the field's length varies but is carried in the data, so
+    /// fields may follow it (their offsets then count it as empty).
+    pub const fn is_prefixed(&self) -> bool {
+        matches!(self, Ty::PrefixedBytes)
     }
 }
 
@@ -128,7 +137,10 @@ mod tests {
                 f.name,
                 f.at
             );
-            end = f.ty.size().map(|n| f.at + n);
+            end = match f.ty {
+                Ty::PrefixedBytes => Some(f.at + 4),
+                ty => ty.size().map(|n| f.at + n),
+            };
         }
         if let (Some(len), Some(end)) = (len, end) {
             assert!(end <= len, "{what}: fields to {end}, the kind holds {len}");
@@ -152,7 +164,11 @@ mod tests {
             let mut at = 1;
             for f in i.args {
                 assert_eq!(f.at, at, "{}.{}", i.name, f.name);
-                at += f.ty.size().unwrap_or(0);
+                at += if f.ty.is_prefixed() {
+                    4
+                } else {
+                    f.ty.size().unwrap_or(0)
+                };
             }
         }
     }

@@ -1,7 +1,5 @@
 //! Calling another program (cross-program invocation) through the C ABI's
-//! `sol_invoke_signed_c`, and program-derived addresses. Curta itself calls
-//! no other program; a program built on this crate's plumbing does
-//! (`examples/storyteller`, with the `no-entrypoint` feature).
+//! `sol_invoke_signed_c`: `deliver` invokes a run's callback.
 //!
 //! The runtime reads C structs (`SolInstruction`, `SolAccountMeta`,
 //! `SolAccountInfo`, `SolSignerSeeds`), built here on the stack from the
@@ -57,6 +55,7 @@ struct SolInstruction {
 
 /// C's `SolAccountInfo`: pointers into the input buffer.
 #[repr(C)]
+#[derive(Clone, Copy)]
 struct SolAccountInfo {
     key: *const Address,
     lamports: *mut u64,
@@ -93,28 +92,28 @@ impl SolAccountInfo {
     }
 }
 
-/// The seeds of one program-derived address that signs, its bump last: a
-/// `&[u8]` is the `(ptr, len)` pair of C's `SolSignerSeed`, and a slice of
-/// them the pair of `SolSignerSeeds`, as `syscalls::sha256` relies on.
-pub type Signer<'a> = &'a [&'a [u8]];
+/// The most accounts `invoke_each` passes: a callback's most.
+pub const MAX_INVOKE_ACCOUNTS: usize = curta_core::protocol::callback::MAX_ACCOUNTS;
 
-/// Invokes `ix` with `accounts`, the calling program signing for the
-/// addresses `signers` derive. Every account `ix` names must be among
-/// `accounts` (in any order), and may be writable or signing in `ix` only if
-/// it is so here or, for signing, one of `signers` derives it (otherwise the
-/// runtime fails the instruction). A callee's error fails the whole
-/// instruction: the runtime does not return it here.
+/// Invokes `ix` with `accounts`, known only at run time (at most
+/// `MAX_INVOKE_ACCOUNTS`; `InvalidArgument` past them), no program-derived
+/// address signing. Every account `ix` names must be among `accounts`, and
+/// may be writable in `ix` only if it is so here (otherwise the runtime
+/// fails the instruction). A callee's error fails the whole instruction:
+/// the runtime does not return it here.
 ///
 /// Afterwards the views read what the callee left: lamports, owner, and the
 /// data at its new length. No reference to any of these accounts' data may
 /// be alive across the call.
 #[inline(never)]
-pub fn invoke_signed<const N: usize>(
-    ix: &Instruction,
-    accounts: &[&AccountView; N],
-    signers: &[Signer],
-) -> ProgramResult {
-    let infos: [SolAccountInfo; N] = core::array::from_fn(|i| SolAccountInfo::of(accounts[i]));
+pub fn invoke_each(ix: &Instruction, accounts: &[AccountView]) -> ProgramResult {
+    if accounts.len() > MAX_INVOKE_ACCOUNTS {
+        return Err(ProgramError::INVALID_ARGUMENT);
+    }
+    let mut infos = [core::mem::MaybeUninit::<SolAccountInfo>::uninit(); MAX_INVOKE_ACCOUNTS];
+    for (info, a) in infos.iter_mut().zip(accounts) {
+        info.write(SolAccountInfo::of(a));
+    }
     let sol_ix = SolInstruction {
         program_id: ix.program_id,
         accounts: ix.accounts.as_ptr() as *const u8,
@@ -122,76 +121,21 @@ pub fn invoke_signed<const N: usize>(
         data: ix.data.as_ptr(),
         data_len: ix.data.len() as u64,
     };
-    // SAFETY: every pointer above is live for the call, and the structs are
-    // laid out as the runtime reads them.
+    // SAFETY: the first `accounts.len()` infos were written above; every
+    // pointer is live for the call, and the structs are laid out as the
+    // runtime reads them.
     let code = unsafe {
         syscalls::sol_invoke_signed_c(
             &sol_ix as *const SolInstruction as *const u8,
             infos.as_ptr() as *const u8,
-            N as u64,
-            signers.as_ptr() as *const u8,
-            signers.len() as u64,
+            accounts.len() as u64,
+            core::ptr::null(),
+            0,
         )
     };
     match code {
         0 => Ok(()),
         // Not seen on SBF (see above); the host's shim returns it.
-        _ => Err(ProgramError::INVALID_ARGUMENT),
-    }
-}
-
-/// Invokes `ix` with no program-derived signer.
-#[inline(always)]
-pub fn invoke<const N: usize>(ix: &Instruction, accounts: &[&AccountView; N]) -> ProgramResult {
-    invoke_signed(ix, accounts, &[])
-}
-
-/// The program-derived address of `seeds` under `program_id`, and its bump:
-/// the first of 255, 254, ... that, appended to the seeds, gives an address
-/// off the curve. Each try costs the runtime's `create_program_address`
-/// price (1,500 compute units); half of all seeds need one.
-#[inline(always)]
-pub fn find_program_address(
-    seeds: &[&[u8]],
-    program_id: &Address,
-    address: &mut Address,
-    bump: &mut u8,
-) -> ProgramResult {
-    // SAFETY: `(ptr, len)` pairs of live slices; 32 bytes and one byte out.
-    let code = unsafe {
-        syscalls::sol_try_find_program_address(
-            seeds.as_ptr() as *const u8,
-            seeds.len() as u64,
-            program_id.as_ptr(),
-            address.as_mut_ptr(),
-            bump,
-        )
-    };
-    match code {
-        0 => Ok(()),
-        _ => Err(ProgramError::INVALID_ARGUMENT),
-    }
-}
-
-/// The program-derived address of `seeds` (the bump among them), or an
-/// error when they give an address on the curve.
-#[inline(always)]
-pub fn create_program_address(
-    seeds: &[&[u8]],
-    program_id: &Address,
-    address: &mut Address,
-) -> ProgramResult {
-    // SAFETY: `(ptr, len)` pairs of live slices; 32 bytes out.
-    let code = unsafe {
-        syscalls::sol_create_program_address(
-            seeds.as_ptr() as *const u8,
-            seeds.len() as u64,
-            program_id.as_ptr(),
-            address.as_mut_ptr(),
-        )
-    };
-    match code {
-        0 => Ok(()),
         _ => Err(ProgramError::INVALID_ARGUMENT),
     }
 }

@@ -98,15 +98,11 @@ pub unsafe fn deserialize<'a>(
 }
 
 /// The symbol the SBF loader calls with the input buffer; returns 0 or an
-/// error code. Not with the `no-entrypoint` feature: a program that uses
-/// this crate as a library defines its own.
+/// error code.
 ///
 /// # Safety
 /// Called by the runtime only, with its input buffer.
-#[cfg(all(
-    any(target_os = "solana", target_arch = "bpf", target_arch = "sbf"),
-    not(feature = "no-entrypoint")
-))]
+#[cfg(any(target_os = "solana", target_arch = "bpf", target_arch = "sbf"))]
 #[no_mangle]
 pub unsafe extern "C" fn entrypoint(input: *mut u8) -> u64 {
     let mut accounts = [const { MaybeUninit::<AccountView>::uninit() }; MAX_ACCOUNTS];
@@ -152,6 +148,8 @@ pub fn process_instruction(input: &InstructionInput) -> ProgramResult {
             crank_fee,
             crank_deposit,
             staged,
+            delivery_fee,
+            callback,
             prompt,
         } => {
             let data = OpenRun {
@@ -163,6 +161,8 @@ pub fn process_instruction(input: &InstructionInput) -> ProgramResult {
                 crank_fee,
                 crank_deposit,
                 staged,
+                delivery_fee,
+                callback,
                 inline: prompt,
             };
             ix::open_run(id, accounts, &data)
@@ -172,6 +172,7 @@ pub fn process_instruction(input: &InstructionInput) -> ProgramResult {
         Instruction::Reclaim => ix::reclaim(id, accounts),
         Instruction::WritePrompt { offset, bytes } => ix::write_prompt(id, accounts, offset, bytes),
         Instruction::CloseConfig => ix::close_config(id, accounts),
+        Instruction::Deliver => ix::deliver(id, accounts),
     }
 }
 

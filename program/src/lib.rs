@@ -2,10 +2,10 @@
 //! with no framework, no allocator and no solana crates.
 //!
 //! On SBF (`target_arch = "bpf"` here, or platform-tools' `"sbf"` and `target_os = "solana"`)
-//! the crate exports `entrypoint` (unless the `no-entrypoint` feature leaves
-//! it to another program that links the crate as a library,
-//! `examples/storyteller`) and a panic handler; on the host it is a plain
-//! library whose syscalls are shims, so its logic can be unit tested.
+//! the crate exports `entrypoint` and a panic handler; on the host it is a
+//! plain library whose syscalls are shims, so its logic can be unit tested.
+//! A program that calls Curta depends on `curta-interface` (its `pinocchio`
+//! feature has the CPI builders), not on this crate.
 
 #![no_std]
 
@@ -38,11 +38,7 @@ pub use entrypoint::InstructionInput;
 pub use error::{ProgramError, ProgramResult};
 
 /// Reports the panic's location to the runtime, which fails the instruction.
-/// Only on SBF: on the host, std's handler is the one linked. Kept with the
-/// `no-entrypoint` feature, and so the handler of a program that links this
-/// crate as a library: cargo builds every crate type of a dependency, so
-/// this crate's cdylib is built for that program too, and a cdylib without
-/// a panic handler does not compile (nor may a program have two).
+/// Only on SBF: on the host, std's handler is the one linked.
 #[cfg(any(target_os = "solana", target_arch = "bpf", target_arch = "sbf"))]
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo<'_>) -> ! {

@@ -25,11 +25,9 @@ pub mod hash {
     pub const ABORT: u32 = 0xb6fc1a11;
     pub const SOL_GET_RENT_SYSVAR: u32 = 0xbf7188f6;
     pub const SOL_INVOKE_SIGNED_C: u32 = 0xa22b9c85;
-    pub const SOL_CREATE_PROGRAM_ADDRESS: u32 = 0x9377323c;
-    pub const SOL_TRY_FIND_PROGRAM_ADDRESS: u32 = 0x48504a38;
 
     /// `(name, hash)` for every syscall above, for the test.
-    pub const ALL: [(&str, u32); 16] = [
+    pub const ALL: [(&str, u32); 14] = [
         ("sol_get_rent_sysvar", SOL_GET_RENT_SYSVAR),
         ("sol_log_", SOL_LOG),
         ("sol_log_64_", SOL_LOG_64),
@@ -44,8 +42,6 @@ pub mod hash {
         ("sol_panic_", SOL_PANIC),
         ("abort", ABORT),
         ("sol_invoke_signed_c", SOL_INVOKE_SIGNED_C),
-        ("sol_create_program_address", SOL_CREATE_PROGRAM_ADDRESS),
-        ("sol_try_find_program_address", SOL_TRY_FIND_PROGRAM_ADDRESS),
     ];
 }
 
@@ -109,28 +105,6 @@ mod imp {
             signers_seeds: *const u8,
             signers_seeds_len: u64,
         ) -> u64 = hash::SOL_INVOKE_SIGNED_C
-    );
-    define_syscall!(
-        /// `seeds` points at `seeds_len` `(ptr, len)` pairs; writes the
-        /// 32-byte address, or returns nonzero when it lies on the curve.
-        fn sol_create_program_address(
-            seeds: *const u8,
-            seeds_len: u64,
-            program_id: *const u8,
-            address: *mut u8,
-        ) -> u64 = hash::SOL_CREATE_PROGRAM_ADDRESS
-    );
-    define_syscall!(
-        /// As `sol_create_program_address` with a bump seed appended, from
-        /// 255 down to the first that gives an address off the curve; writes
-        /// the address and the bump.
-        fn sol_try_find_program_address(
-            seeds: *const u8,
-            seeds_len: u64,
-            program_id: *const u8,
-            address: *mut u8,
-            bump: *mut u8,
-        ) -> u64 = hash::SOL_TRY_FIND_PROGRAM_ADDRESS
     );
 }
 
@@ -200,25 +174,6 @@ mod imp {
         _account_infos_len: u64,
         _signers_seeds: *const u8,
         _signers_seeds_len: u64,
-    ) -> u64 {
-        1
-    }
-    /// No curve arithmetic on the host: always fails.
-    pub unsafe fn sol_create_program_address(
-        _seeds: *const u8,
-        _seeds_len: u64,
-        _program_id: *const u8,
-        _address: *mut u8,
-    ) -> u64 {
-        1
-    }
-    /// No curve arithmetic on the host: always fails.
-    pub unsafe fn sol_try_find_program_address(
-        _seeds: *const u8,
-        _seeds_len: u64,
-        _program_id: *const u8,
-        _address: *mut u8,
-        _bump: *mut u8,
     ) -> u64 {
         1
     }

@@ -147,8 +147,8 @@ mod tests {
             custom(21, Raiser::Unknown, 1),
             "custom program error 21 (instruction 1)"
         );
-        assert_eq!(name(29), None);
+        assert_eq!(name(33), None);
         assert_eq!(name(256), None);
-        assert!(custom(29, Raiser::Curta, 0).contains("not an error the curta program raises"));
+        assert!(custom(33, Raiser::Curta, 0).contains("not an error the curta program raises"));
     }
 }

@@ -14,6 +14,7 @@
 //! | `budget` | A turn's compute-unit limit and priority fee |
 //! | `receipt` | Turn receipts from a transaction's logs (Curta's own invocation only), checked field by field |
 //! | `crank` | The crank as a state machine: events in, actions out |
+//! | `delivery` | A finished run's delivery (`deliver`): its accounts, compute units and fee |
 //! | `upload` | An upload as a function of what the chain holds: the next step |
 //! | `quote` | What a run will cost before it is opened |
 //! | `wire` | Just enough JSON; the crank's setup, events, actions and summary and the receipts in it, for hosts across the WebAssembly interface |
@@ -22,6 +23,7 @@ pub mod base58;
 pub mod base64;
 pub mod budget;
 pub mod crank;
+pub mod delivery;
 pub mod errors;
 pub mod keys;
 pub mod packing;

@@ -175,16 +175,16 @@ mod tests {
     fn documented_sizes() {
         assert_eq!(write_chunk(Version::Legacy), 986);
         assert_eq!(write_chunk(Version::V0), 984);
-        // Created and opened together: prompts up to 732 bytes with the
-        // opener paying, 636 when another account pays (legacy).
-        for (opener_is_payer, most) in [(true, 732), (false, 636)] {
+        // Created and opened together: prompts up to 720 bytes with the
+        // opener paying, 624 when another account pays (legacy).
+        for (opener_is_payer, most) in [(true, 720), (false, 624)] {
             let steps = open_steps(Version::Legacy, most, true, opener_is_payer);
             assert_eq!(steps.len(), 1, "{most}");
             let steps = open_steps(Version::Legacy, most + 1, true, opener_is_payer);
             assert_eq!(steps.len(), 2, "{}", most + 1);
         }
-        assert_eq!(open_steps(Version::V0, 730, true, true).len(), 1);
-        assert_eq!(open_steps(Version::V0, 731, true, true).len(), 2);
+        assert_eq!(open_steps(Version::V0, 718, true, true).len(), 1);
+        assert_eq!(open_steps(Version::V0, 719, true, true).len(), 2);
     }
 
     #[test]

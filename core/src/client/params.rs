@@ -4,7 +4,7 @@
 use crate::format::{Config, MAX_ACCOUNT_LEN};
 use crate::inference::{self, RunParams, TurnInput};
 use crate::state::{StateBuffer, MAX_PROMPT_BYTES, MAX_TEMPERATURE_Q16};
-use crate::{Phase, StateInfo};
+use crate::StateInfo;
 use std::format;
 use std::string::{String, ToString};
 
@@ -105,42 +105,32 @@ fn fits_account(config: &Config, p: &RunParams) -> Result<(), Refusal> {
     })
 }
 
-/// Whether the prompt's tokens and max tokens fit the model's context,
-/// found as the program finds it, by tokenizing the prompt with section
-/// zero: a run past it fails at the turn that finishes tokenizing
-/// (`ContextExceeded`) and can only be closed. Checks `check`'s first.
-/// The turns are planned with the charge table section zero's flags name.
+/// `check`, then the prompt tokenized with section zero as the run's first
+/// turns will: refuses a prompt section zero cannot tokenize. The context
+/// refuses nothing: a run that reaches it completes there, its finish
+/// reason the context (a prompt whose tokens alone pass it, with no token
+/// generated), so every run `check` passes opens and finishes. The turns
+/// are planned with the charge table section zero's flags name.
 pub fn fits_context(config: Config, zero: &[u8], p: &RunParams) -> Result<(), Refusal> {
     check(&config, p)?;
     let config = config.with_flags(crate::format::flags_of(zero));
-    let tokenize = |max_tokens: u32| -> Result<u32, crate::Error> {
-        let size = crate::state_size(config, p.prompt.len(), max_tokens)?;
+    let tokenize = || -> Result<(), crate::Error> {
+        let size = crate::state_size(config, p.prompt.len(), p.max_tokens)?;
         let mut state = StateBuffer::new(size);
         let (t, seed) = (p.temperature_q16, p.seed);
-        crate::init_state(config, &mut state, p.prompt, max_tokens, t, seed)?;
+        crate::init_state(config, &mut state, p.prompt, p.max_tokens, t, seed)?;
         let input = TurnInput {
             config,
             metadata: zero,
             sections: &[],
             allowance: crate::planner::CHARGES.allowance,
         };
-        while StateInfo::read(&state)?.phase < Phase::Embedding {
+        while StateInfo::read(&state)?.phase.is_tokenizing() {
             inference::turn_with(&input, None, &mut state)?;
         }
-        Ok(StateInfo::read(&state)?.prompt_tokens)
+        Ok(())
     };
-    match tokenize(p.max_tokens) {
-        Err(crate::Error::ContextExceeded) => {}
-        Ok(_) => return Ok(()),
-        Err(e) => return Err(Refusal::Core(e)),
-    }
-    let tokens = tokenize(1).map_err(Refusal::Core)?;
-    let (max_tokens, context) = (p.max_tokens, config.seq_len);
-    Err(Refusal::Context {
-        tokens,
-        max_tokens,
-        context,
-    })
+    tokenize().map_err(Refusal::Core)
 }
 
 /// Why a run's parameters are refused, before anything is sent.
@@ -160,13 +150,6 @@ pub enum Refusal {
     Temperature(String),
     NegativeTemperature(String),
     NotDecimal(String),
-    /// The prompt's tokens and max tokens need more positions than the
-    /// model's context.
-    Context {
-        tokens: u32,
-        max_tokens: u32,
-        context: u32,
-    },
     /// The run account would be `len` bytes, past `MAX_ACCOUNT_LEN`; at
     /// most `max_tokens_that_fit` (0: none) fit beside the prompt.
     AccountTooLarge {
@@ -212,16 +195,6 @@ impl Refusal {
             Refusal::NotDecimal(t) => {
                 format!("{temperature} {t:?} is not a decimal number such as 0.8")
             }
-            Refusal::Context {
-                tokens,
-                max_tokens: m,
-                context,
-            } => format!(
-                "the prompt is {tokens} tokens and {max_tokens} is {m}: {} positions, past the \
-                 model's context of {context}; give {max_tokens} {} at most (nothing was sent)",
-                *tokens as u64 + *m as u64 - 1,
-                (context + 1).saturating_sub(*tokens)
-            ),
             Refusal::AccountTooLarge {
                 len,
                 prompt_len,
@@ -372,31 +345,32 @@ mod tests {
     }
 
     #[test]
-    fn a_prompt_past_the_context_is_refused_with_the_most_max_tokens() {
+    fn a_run_past_the_context_is_not_refused() {
         use crate::convert::{convert, open_artifact, synthetic_checkpoint, synthetic_tokenizer};
         let ck = synthetic_checkpoint(&TINY, 3).unwrap();
         let a = convert(&ck, &synthetic_tokenizer(TINY.vocab_size)).unwrap();
         let m = open_artifact(&a).unwrap();
-        let prompt = b"ab".to_vec();
-        let p = |max_tokens| RunParams {
-            prompt: &prompt,
+        let p = |prompt: &'static [u8], max_tokens| RunParams {
+            prompt,
             max_tokens,
             temperature_q16: 0,
             seed: 0,
         };
-        let Err(Refusal::Context { tokens, .. }) =
-            fits_context(m.config, m.bytes, &p(TINY.seq_len))
-        else {
-            panic!("a prompt and the whole context do not fit");
-        };
-        // The most max tokens the refusal names is the most that fits.
-        let most = TINY.seq_len + 1 - tokens;
-        assert_eq!(fits_context(m.config, m.bytes, &p(most)), Ok(()));
-        assert!(fits_context(m.config, m.bytes, &p(most + 1)).is_err());
-        let words = fits_context(m.config, m.bytes, &p(TINY.seq_len)).unwrap_err();
-        assert!(words.words(Spelling::Words).ends_with(&format!(
-            "give max tokens {most} at most (nothing was sent)"
-        )));
+        // A prompt and the whole context, and a prompt whose tokens alone
+        // pass it: both run to the context (`open_run` takes them).
+        assert_eq!(
+            fits_context(m.config, m.bytes, &p(b"ab", TINY.seq_len)),
+            Ok(())
+        );
+        assert_eq!(
+            fits_context(m.config, m.bytes, &p(b"abcdefghijkl", 1)),
+            Ok(())
+        );
+        // What `check` refuses is still refused.
+        assert!(matches!(
+            fits_context(m.config, m.bytes, &p(b"ab", TINY.seq_len + 1)),
+            Err(Refusal::MaxTokens { .. })
+        ));
     }
 
     #[test]

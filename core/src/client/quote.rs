@@ -72,7 +72,8 @@ impl Quote {
 /// What pricing a run needs besides its parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Prices {
-    /// The config account's turn allowance.
+    /// The config account's turn allowance, which the run will record at
+    /// opening and be planned under.
     pub allowance: u32,
     /// Lamports per token the model's owner asks.
     pub royalty: u64,

@@ -40,7 +40,8 @@ fn u32_of(v: &Value, key: &str) -> Result<u32, String> {
     u32::try_from(n).map_err(|_| format!("{key} is {n}: at most {}", u32::MAX))
 }
 
-/// The optional `"allowance"`: the config's turn allowance, 1,350,000 if absent.
+/// The optional `"allowance"`, 1,350,000 if absent: a run's turn allowance
+/// (its header's, the config's at opening), or for a quote the config's.
 pub fn allowance_of(v: &Value) -> Result<u32, String> {
     match v.get("allowance") {
         Some(_) => u32_of(v, "allowance"),
@@ -100,11 +101,12 @@ pub fn camel(snake: &str) -> String {
     out
 }
 
-/// A crank's setup: its `Params` and the config account's allowance.
+/// A crank's setup: its `Params` and the run's allowance (the Run account's
+/// `allowance`, its config's at opening: not the config's now).
 ///
 /// `{"programId", "run", "model", "owner", "payer"}` (base58), `"royalty"`,
 /// `"crankFee"`, `"crankDeposited"`, `"keep"`, `"lamportsPerSignature"`
-/// (u64), and optionally `"allowance"`
+/// (u64), and optionally `"allowance"`, the run's
 /// (1,350,000 by default), `"window"` (32), `"cuLimit"` (`"uniform"`,
 /// `"exact"` or a number) and `"priorityRamp"` (true).
 pub fn params(v: &Value) -> Result<(Params, u32), String> {

@@ -225,7 +225,7 @@ pub fn turn(
 /// work. Without one (the program's way: one walk, no planning first), a
 /// missing section is found where a chunk first needs it: `MissingWeights`
 /// with the header as it was but buffers possibly holding partial work, to
-/// be discarded as after `ContextExceeded` (on chain the transaction
+/// be discarded as after `Arithmetic` (on chain the transaction
 /// reverts). Either way the turn cuts where the planner does, whatever
 /// sections it was given.
 #[inline(always)]
@@ -356,8 +356,10 @@ fn run_turn<P: Probe>(
 }
 
 /// The count of turns a run takes: tokenizes the prompt in `scratch` (a
-/// buffer of `state_size` bytes), then steps the planner to max tokens. A
-/// run that samples token 1 or 2 early ends in fewer.
+/// buffer of `state_size` bytes), then steps the planner to max tokens or
+/// the end of the context, whichever comes first (a prompt past the context
+/// ends with tokenizing). A run that samples token 1 or 2 early ends in
+/// fewer.
 #[inline(always)]
 pub fn quote_turns(
     config: Config,

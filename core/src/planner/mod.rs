@@ -316,8 +316,10 @@ fn advance(config: &Config, run: &RunShape, c: &mut Cursor, chunk: &Step) {
                 c.pass += 1;
                 c.row = 0;
             } else {
+                // The run completes at max tokens, or when the context has
+                // no room for the next position.
                 c.generated += 1;
-                if c.generated >= run.max_tokens {
+                if c.generated >= run.max_tokens || c.position + 1 >= config.seq_len {
                     into_phase(c, Phase::Done);
                 } else {
                     c.position += 1;
@@ -591,7 +593,7 @@ fn plan_walk(
 }
 
 /// The count of turns from a cursor at or past the first embedding to the
-/// end of the run, assuming no early end token.
+/// end of the run (max tokens or the context), assuming no early end token.
 pub(crate) fn count_turns(
     config: &Config,
     run: &RunShape,

@@ -269,6 +269,11 @@ fn type_node(ty: &Ty) -> Json {
             ("type", type_node(&Ty::Rest)),
         ]),
         Ty::Rest => Json::obj([("kind", Json::str("bytesTypeNode"))]),
+        Ty::PrefixedBytes => Json::obj([
+            ("kind", Json::str("sizePrefixTypeNode")),
+            ("type", type_node(&Ty::Rest)),
+            ("prefix", number("u32")),
+        ]),
         Ty::RestOf(t) => Json::obj([
             ("kind", Json::str("arrayTypeNode")),
             ("item", link(t)),

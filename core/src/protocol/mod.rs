@@ -5,15 +5,15 @@
 //! describes the same bytes.
 
 pub use curta_interface::{
-    accounts, config, digest, event, instruction, model, prompt, run, schema, weight,
+    accounts, callback, config, digest, event, instruction, model, prompt, run, schema, weight,
 };
 pub use curta_interface::{
     chain_step, model_identity, model_identity_parts, section_digest, tag, AccountRole, Address,
-    ConfigAccount, ConfigAccountMut, CurtaError, Instruction, Mismatch, ModelAccount,
-    ModelAccountMut, ModelInit, PromptStage, RunAccount, RunAccountMut, RunInit, TurnEvent,
-    WeightAccount, WeightAccountMut, CONFIG_TAG, CORE_ERROR_BASE, HASH_CHUNK, MAX_ACCOUNT_LEN,
-    MODEL_TAG, OPEN_RUN_FIXED_LEN, RUN_HEADER_LEN, RUN_TAG, SEAL_BYTES_PER_CALL, WEIGHT_HEADER_LEN,
-    WEIGHT_TAG,
+    Callback, CallbackAccount, CallbackInit, ConfigAccount, ConfigAccountMut, CurtaError,
+    Instruction, Mismatch, ModelAccount, ModelAccountMut, ModelInit, PromptStage, RunAccount,
+    RunAccountMut, RunInit, TurnEvent, WeightAccount, WeightAccountMut, CONFIG_TAG,
+    CORE_ERROR_BASE, HASH_CHUNK, MAX_ACCOUNT_LEN, MODEL_TAG, OPEN_RUN_FIXED_LEN, RUN_HEADER_LEN,
+    RUN_TAG, SEAL_BYTES_PER_CALL, WEIGHT_HEADER_LEN, WEIGHT_TAG,
 };
 
 /// The program's own errors (`CurtaError`) and the base above which a core

@@ -32,7 +32,8 @@
 //!   null for an address.
 //! - `check_run(config, zero, zero_length, prompt, prompt_length, setup,
 //!   setup_length)`: a run's parameters checked before anything is sent
-//!   (`client::params`), the context too when section zero is given.
+//!   (`client::params`), the prompt tokenized too when section zero is
+//!   given (the context refuses nothing: a run that reaches it completes).
 //! - `replay_run(artifact, artifact_length, state, state_length, setup,
 //!   setup_length)`: every remaining turn of a run from its state, as the
 //!   crank replays it (`wire::replay`).
@@ -190,10 +191,11 @@ pub unsafe extern "C" fn address_refusal(what: usize, what_length: usize) -> u32
 
 /// Checks a run's parameters for a model before anything is sent
 /// (`client::params`): `config` points to the model's 28 configuration
-/// bytes, `zero` is its section zero (empty: the context is not checked,
-/// which takes tokenizing the prompt), then the prompt and the JSON
-/// `setup`, `{"maxTokens", "temperatureQ16", "seed"}`. Returns 0, or 1
-/// with `{"error": words}` (parameters named in words, not flags).
+/// bytes, `zero` is its section zero (empty: the prompt is not tokenized;
+/// the context refuses nothing, a run that reaches it completes), then the
+/// prompt and the JSON `setup`, `{"maxTokens", "temperatureQ16", "seed"}`.
+/// Returns 0, or 1 with `{"error": words}` (parameters named in words, not
+/// flags).
 #[cfg_attr(target_arch = "wasm32", no_mangle)]
 pub unsafe extern "C" fn check_run(
     config: usize,

@@ -839,6 +839,8 @@ fn open(l: &mut Ledger, s: &mut Source) {
         crank_fee,
         crank_deposit,
         staged,
+        delivery_fee: 0,
+        callback: &[],
         prompt: inline,
     };
     send(

@@ -103,6 +103,8 @@ fn built(s: &mut Source) {
             crank_fee: s.u64(),
             crank_deposit: s.u64(),
             staged: s.u32(),
+            delivery_fee: s.u64(),
+            callback: &[],
             prompt: bytes,
         },
         11 => Instruction::Turn {
@@ -250,6 +252,9 @@ fn read_all(data: &mut [u8], s: &mut Source) {
             tokens_at: s.u32(),
             text_at: s.u32(),
             seed: s.u64(),
+            allowance: s.u32(),
+            callback_at: 0,
+            delivery_fee: s.u64(),
         });
         let _ = state.len();
         let r = RunAccount::read(data).expect("a run written stays a run");

@@ -167,7 +167,7 @@ pub fn generate(root: &Path) -> Vec<(&'static str, String, Vec<u8>)> {
     let mut out = vec![];
     let models_dir = root.join("models");
     // A golden run on each small model: its prompt cut to what the context
-    // holds (and once whole, to meet ContextExceeded), its max tokens too.
+    // holds (and once whole, to run into the context), its max tokens too.
     let variants = |g: &GoldenRun| {
         let mut v = vec![];
         for (choice, keep, max) in [(0u8, 5usize, 3u32), (1, 14, 8), (2, 4, 2)] {
@@ -237,6 +237,8 @@ pub fn generate(root: &Path) -> Vec<(&'static str, String, Vec<u8>)> {
             crank_fee: 5_000,
             crank_deposit: 100_000,
             staged: 0,
+            delivery_fee: 0,
+            callback: &[],
             prompt: &g.prompt[..g.prompt.len().min(64)],
         };
         out.push((

@@ -4,18 +4,21 @@
 //! `plan_turn_with` and `turn_with`.
 //!
 //! Checked: an `Error` or a success, never a panic; a turn refused before
-//! its work changes nothing, and one failed by its work (`ContextExceeded`,
-//! `Arithmetic`, a prompt token past the vocabulary, a section missing
-//! from a turn not given its plan) leaves the header as it was; a
-//! turn that succeeds started from a state that checks, leaves one that
-//! checks, spends at most its allowance and, past tokenizing, ends where
-//! its plan said at the plan's price.
+//! its work changes nothing, and one failed by its work (`Arithmetic`, a
+//! prompt token past the vocabulary, a section missing from a turn not
+//! given its plan) leaves the header as it was; a turn that succeeds
+//! started from a state that checks, leaves one that checks, spends at
+//! most its allowance and, past tokenizing, ends where its plan said at
+//! the plan's price; a turn that completes the run does so for its reason
+//! (an end token, max tokens, or the context: the last position sampled,
+//! or a prompt whose tokens alone pass it). `ContextExceeded` is never
+//! raised.
 
 use curta_core::format::Config;
 use curta_core::inference::{self, plan_sections, TurnInput, WeightSection};
 use curta_core::planner::{self, TurnPlan};
 use curta_core::state::{
-    self, field, Header, Phase, StateBuffer, StateLayout, HEADER_LEN, STATE_TAG,
+    self, field, FinishReason, Header, Phase, StateBuffer, StateLayout, HEADER_LEN, STATE_TAG,
 };
 use curta_core::tokenizer::{BOS, EOS};
 use curta_core::{output_text, output_tokens, Error, StateInfo};
@@ -234,7 +237,7 @@ pub fn check_turn(model: &Model, state: &mut StateBuffer, s: &mut Source) {
     // A prompt token past the vocabulary is found where it is used
     // (InvalidState from a state that checks).
     let found_by_work = |e: Error| match e {
-        Error::ContextExceeded | Error::Arithmetic => true,
+        Error::Arithmetic => true,
         Error::MissingWeights => !given_plan,
         Error::InvalidState => checked.is_ok(),
         _ => false,
@@ -274,6 +277,20 @@ pub fn check_turn(model: &Model, state: &mut StateBuffer, s: &mut Source) {
             );
             assert_eq!(r.generated, after.generated);
             assert_eq!(r.complete, after.phase == Phase::Done);
+            // A run completes for its reason: with no token generated only
+            // a prompt past the context; else an end token, max tokens, or
+            // the context's last position sampled.
+            match FinishReason::of(&after) {
+                None => assert!(!r.complete),
+                Some(FinishReason::Context) if after.generated == 0 => {
+                    assert!(after.prompt_tokens > config.seq_len, "{after:?}")
+                }
+                Some(FinishReason::Context) => {
+                    assert_eq!(after.position + 1, config.seq_len, "{after:?}")
+                }
+                Some(FinishReason::EndToken) => assert!(matches!(r.token, Some(BOS | EOS))),
+                Some(FinishReason::MaxTokens) => assert_eq!(after.generated, after.max_tokens),
+            }
             assert!(after.generated >= h.generated);
             assert!(after.generated <= after.max_tokens);
             if !h.phase.is_tokenizing() {

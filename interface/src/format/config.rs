@@ -99,7 +99,7 @@ impl Config {
 
     /// Checks every value against its range (`out_of_range`).
     #[inline(always)]
-    pub fn validate(&self) -> Result<(), Error> {
+    pub const fn validate(&self) -> Result<(), Error> {
         match self.out_of_range() {
             None => Ok(()),
             Some(_) => Err(Error::InvalidConfig),
@@ -108,23 +108,29 @@ impl Config {
 
     /// The first value outside its range, if any. The ranges keep every
     /// size the core computes inside 32 bits on every target
-    /// (`docs/format.md`, "The configuration").
+    /// (`docs/format.md`, "The configuration"). A `const fn`, as the sizes
+    /// that follow from it (`run::account_size`).
     #[inline(always)]
-    pub fn out_of_range(&self) -> Option<OutOfRange> {
-        let out = |name, value, rule| Some(OutOfRange { name, value, rule });
-        if !(2..=8192).contains(&self.dim) {
+    pub const fn out_of_range(&self) -> Option<OutOfRange> {
+        const fn out(name: &'static str, value: u32, rule: &'static str) -> Option<OutOfRange> {
+            Some(OutOfRange { name, value, rule })
+        }
+        const fn within(value: u32, low: u32, high: u32) -> bool {
+            low <= value && value <= high
+        }
+        if !within(self.dim, 2, 8192) {
             return out("dim", self.dim, "from 2 to 8192");
         }
-        if !(1..=65536).contains(&self.hidden_dim) {
+        if !within(self.hidden_dim, 1, 65536) {
             return out("hidden_dim", self.hidden_dim, "from 1 to 65536");
         }
-        if !(1..=256).contains(&self.n_layers) {
+        if !within(self.n_layers, 1, 256) {
             return out("n_layers", self.n_layers, "from 1 to 256");
         }
-        if !(1..=256).contains(&self.n_heads) {
+        if !within(self.n_heads, 1, 256) {
             return out("n_heads", self.n_heads, "from 1 to 256");
         }
-        if !(1..=self.n_heads).contains(&self.n_kv_heads) {
+        if !within(self.n_kv_heads, 1, self.n_heads) {
             return out("n_kv_heads", self.n_kv_heads, "from 1 to n_heads");
         }
         if !self.dim.is_multiple_of(self.n_heads) {
@@ -141,10 +147,10 @@ impl Config {
             );
         }
         // Byte fallback needs ids 3..=258.
-        if !(259..=1 << 20).contains(&self.vocab_size) {
+        if !within(self.vocab_size, 259, 1 << 20) {
             return out("vocab_size", self.vocab_size, "from 259 to 1048576");
         }
-        if !(1..=65536).contains(&self.seq_len) {
+        if !within(self.seq_len, 1, 65536) {
             return out("seq_len", self.seq_len, "from 1 to 65536");
         }
         None
@@ -152,13 +158,13 @@ impl Config {
 
     /// Elements per attention head.
     #[inline(always)]
-    pub fn head_size(&self) -> usize {
+    pub const fn head_size(&self) -> usize {
         (self.dim / self.n_heads) as usize
     }
 
     /// Elements of a key or value vector: `n_kv_heads` heads.
     #[inline(always)]
-    pub fn kv_dim(&self) -> usize {
+    pub const fn kv_dim(&self) -> usize {
         self.head_size() * self.n_kv_heads as usize
     }
 }

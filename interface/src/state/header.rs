@@ -172,6 +172,19 @@ impl Header {
         // to the final normalization, the classifier or sampling).
         let in_sequence = position + 1 == reached
             || (h.generated == 0 && position < reached && h.phase < Phase::FinalNorm);
+        let cache = layout.cache_positions as u64;
+        // Where a run stands against its context (`docs/state.md`, "The
+        // cursor"). Running, every position up to the one generating next
+        // has its place in the cache: the run completes when max tokens or
+        // the context leave no room for the next. Complete with tokens, the
+        // last one was never embedded: one position fewer. Complete with
+        // none, the prompt's tokens alone passed the context and the cursor
+        // stands at position 0, where tokenizing left it.
+        let in_context = match (h.phase, h.generated) {
+            (Phase::Done, 0) => h.prompt_tokens > config.seq_len && h.position == 0,
+            (Phase::Done, _) => reached <= cache + 1,
+            _ => in_sequence && h.generated < h.max_tokens && reached <= cache,
+        };
         let ok = cursor_in_range(config, &layout, &h.run_shape(), &h.cursor())
             && h.prompt_tokens <= capacity
             && h.text_len as usize <= h.generated as usize * MAX_TOKEN_BYTES
@@ -180,12 +193,7 @@ impl Header {
                 // Tokens are generated only after tokenizing.
                 h.generated == 0
             } else {
-                h.prompt_tokens >= 1
-                    // Every position the run can reach has its place in
-                    // the cache, as tokenizing's context check left it.
-                    && h.prompt_tokens as u64 + h.max_tokens as u64 <= layout.cache_positions as u64 + 1
-                    && h.token < config.vocab_size
-                    && (h.phase == Phase::Done || (in_sequence && h.generated < h.max_tokens))
+                h.prompt_tokens >= 1 && h.token < config.vocab_size && in_context
             }
             // Open adds the first prompt token: every later phase has one.
             && (h.phase == Phase::Open) == (h.prompt_tokens == 0)

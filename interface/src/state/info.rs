@@ -1,5 +1,5 @@
-//! The cursor for callers outside the core, the output's readers, and an
-//! aligned state buffer.
+//! The cursor for callers outside the core, why a complete run stopped,
+//! the output's readers, and an aligned state buffer.
 
 use super::*;
 use crate::format::Config;
@@ -17,6 +17,66 @@ pub struct StateInfo {
     pub text_len: u32,
     pub turns: u64,
     pub complete: bool,
+    /// Why the run completed; `None` while it runs.
+    pub reason: Option<FinishReason>,
+}
+
+/// Why a complete run stopped, derived from its state alone (no byte of
+/// the state records it): see `FinishReason::of`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FinishReason {
+    /// The last token generated is an end token, 1 or 2 (llama2's opening
+    /// and closing tokens), which ends a run early.
+    EndToken,
+    /// The run generated max tokens.
+    MaxTokens,
+    /// The run reached the model's context (`seq_len` positions): the
+    /// last token was sampled at the last position, or the prompt's tokens
+    /// alone passed the context and no token was generated.
+    Context,
+}
+
+impl FinishReason {
+    /// Why the run of `h` completed, or `None` while it runs: with no token
+    /// generated, the context (only a prompt past it completes so); else an
+    /// end token when the last token generated (the header's current token
+    /// at completion) is 1 or 2; else max tokens when `generated` reached
+    /// them; else the context. In that order: a run that samples an end
+    /// token as its last allowed one ended on the end token.
+    #[inline]
+    pub fn of(h: &Header) -> Option<FinishReason> {
+        if h.phase != Phase::Done {
+            return None;
+        }
+        Some(if h.generated == 0 {
+            FinishReason::Context
+        } else if h.token == 1 || h.token == 2 {
+            FinishReason::EndToken
+        } else if h.generated >= h.max_tokens {
+            FinishReason::MaxTokens
+        } else {
+            FinishReason::Context
+        })
+    }
+
+    /// The reason's name in JSON (`curta-core run --json`): `end_token`,
+    /// `max_tokens` or `context`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            FinishReason::EndToken => "end_token",
+            FinishReason::MaxTokens => "max_tokens",
+            FinishReason::Context => "context",
+        }
+    }
+
+    /// The reason in words: "an end token", "max tokens", "the context".
+    pub const fn words(self) -> &'static str {
+        match self {
+            FinishReason::EndToken => "an end token",
+            FinishReason::MaxTokens => "max tokens",
+            FinishReason::Context => "the context",
+        }
+    }
 }
 
 impl StateInfo {
@@ -34,6 +94,7 @@ impl StateInfo {
             text_len: h.text_len,
             turns: h.turns,
             complete: h.phase == Phase::Done,
+            reason: FinishReason::of(&h),
         })
     }
 }

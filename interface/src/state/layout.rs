@@ -71,7 +71,7 @@ macro_rules! state_buffers {
         impl StateLayout {
             /// Places the buffers one after another from the header's end,
             /// each at the next multiple of eight; `None` past 32 bits.
-            fn place(prompt_len: usize, max_tokens: u32, $n: &Counts) -> Option<StateLayout> {
+            const fn place(prompt_len: usize, max_tokens: u32, $n: &Counts) -> Option<StateLayout> {
                 let mut at = HEADER_LEN as u64;
                 let mut lens = [0usize; BUFFER_COUNT];
                 $(
@@ -174,29 +174,50 @@ impl StateLayout {
     /// The layout; `InvalidConfig` for a configuration out of range or a
     /// state past 32 bits, `InvalidPrompt` for a prompt over 1,024 bytes or
     /// max tokens outside 1 to the context length.
-    pub fn new(config: &Config, prompt_len: usize, max_tokens: u32) -> Result<StateLayout, Error> {
-        config.validate()?;
+    pub const fn new(
+        config: &Config,
+        prompt_len: usize,
+        max_tokens: u32,
+    ) -> Result<StateLayout, Error> {
+        if config.out_of_range().is_some() {
+            return Err(Error::InvalidConfig);
+        }
         if prompt_len > MAX_PROMPT_BYTES || max_tokens == 0 || max_tokens > config.seq_len {
             return Err(Error::InvalidPrompt);
         }
+        let reachable = prompt_len as u64 + max_tokens as u64 + 1;
         let counts = Counts {
             prompt_len: prompt_len as u64,
             max_tokens: max_tokens as u64,
-            cache_positions: (prompt_len as u64 + max_tokens as u64 + 1).min(config.seq_len as u64),
+            cache_positions: if reachable < config.seq_len as u64 {
+                reachable
+            } else {
+                config.seq_len as u64
+            },
             dim: config.dim as u64,
             hidden_dim: config.hidden_dim as u64,
             vocab_size: config.vocab_size as u64,
             n_layers: config.n_layers as u64,
             kv_dim: config.kv_dim() as u64,
         };
-        StateLayout::place(prompt_len, max_tokens, &counts).ok_or(Error::InvalidConfig)
+        match StateLayout::place(prompt_len, max_tokens, &counts) {
+            Some(layout) => Ok(layout),
+            None => Err(Error::InvalidConfig),
+        }
     }
 }
 
 /// The size of a state for a prompt of `prompt_len` bytes and `max_tokens`.
 #[inline(always)]
-pub fn state_size(config: Config, prompt_len: usize, max_tokens: u32) -> Result<usize, Error> {
-    Ok(StateLayout::new(&config, prompt_len, max_tokens)?.size)
+pub const fn state_size(
+    config: Config,
+    prompt_len: usize,
+    max_tokens: u32,
+) -> Result<usize, Error> {
+    match StateLayout::new(&config, prompt_len, max_tokens) {
+        Ok(layout) => Ok(layout.size),
+        Err(e) => Err(e),
+    }
 }
 
 /// Splits `len` bytes at state offset `at` off the front of `rest`, whose

@@ -6,8 +6,9 @@
 //!
 //! `header` holds the header's reader and writer and its checks, `layout`
 //! where each buffer lies and the carving of a state into them, `info` the
-//! cursor for callers outside the core, the output's readers and an aligned
-//! state buffer (curta-core adds `diff`, where two states first differ); this file the
+//! cursor for callers outside the core, why a complete run stopped
+//! (`FinishReason`), the output's readers and an aligned state buffer
+//! (curta-core adds `diff`, where two states first differ); this file the
 //! constants, the header's fields, the phases and the cursor.
 
 mod header;
@@ -17,7 +18,7 @@ mod layout;
 pub use header::Header;
 #[cfg(any(feature = "std", test))]
 pub use info::StateBuffer;
-pub use info::{output_text, output_tokens, prompt_tokens, StateInfo};
+pub use info::{output_text, output_tokens, prompt_tokens, FinishReason, StateInfo};
 #[doc(hidden)]
 pub use layout::Buffers;
 pub use layout::{state_size, Region, StateLayout, BUFFER_COUNT, WORD_NAMES};

@@ -1,7 +1,8 @@
 //! `close_run`: the opener closes a run at any point, complete or not, and
 //! gets back its rent and unspent escrow; royalties paid stay paid. A run
-//! that cannot advance (context exceeded, an overflow, an allowance lowered
-//! below its model's needs, a retired model) is recovered the same way.
+//! that cannot advance (an overflow, an allowance below its model's needs,
+//! or none recorded by an older program, a retired model) is recovered the
+//! same way.
 
 use curta_core::protocol::{accounts as roles, Address};
 

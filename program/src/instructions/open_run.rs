@@ -2,11 +2,13 @@
 //! its rent, the royalty for every token it may generate and a deposit for
 //! its crankers' fees. The opener names the royalty and the model identity
 //! it accepts, and the run is bound to that identity: no other model can
-//! ever turn it. The opener may be a program's PDA, signing by CPI.
+//! ever turn it, and it records the config's turn allowance, which every
+//! turn of the run is planned under. The opener may be a program's PDA,
+//! signing by CPI.
 
 use curta_core::inference::{self, RunParams, StateMemory};
 use curta_core::protocol::{
-    accounts as roles, model, run, Address, PromptStage, RunAccountMut, RunInit,
+    accounts as roles, model, run, Address, Callback, PromptStage, RunAccountMut, RunInit,
 };
 use curta_core::state::{StateLayout, MAX_PROMPT_BYTES};
 use curta_core::Error;
@@ -30,6 +32,10 @@ pub struct OpenRun<'a> {
     pub crank_fee: u64,
     pub crank_deposit: u64,
     pub staged: u32,
+    /// What `deliver` pays its sender, and the callback record it invokes
+    /// (empty: none).
+    pub delivery_fee: u64,
+    pub callback: &'a [u8],
     pub inline: &'a [u8],
 }
 
@@ -37,7 +43,9 @@ pub struct OpenRun<'a> {
 pub fn open_run(program_id: &Address, accounts: &[AccountView], ix: &OpenRun) -> ProgramResult {
     let [config_ai, model_ai, run_ai, opener] = take::<{ roles::OPEN_RUN.len() }>(accounts)?;
 
-    config_account(config_ai, program_id)?;
+    // Its allowance is the run's: every turn is planned and cut under it,
+    // whatever the config's admin sets later.
+    let allowance = config_account(config_ai, program_id)?.allowance();
     let m = model_account(model_ai, program_id)?;
     if m.config_account() != config_ai.key() {
         return Err(CurtaError::WrongConfig.into());
@@ -66,6 +74,23 @@ pub fn open_run(program_id: &Address, accounts: &[AccountView], ix: &OpenRun) ->
     if run_ai.data_len() < run::PROMPT + prompt_len {
         return Err(CurtaError::InvalidAccountSize.into());
     }
+    // The callback, if any: a record that reads, never Curta itself (a
+    // delivery must not run Curta's instructions as the run's), kept after
+    // the state, which ends where it starts; a delivery fee only with one.
+    let state_end = match ix.callback {
+        [] if ix.delivery_fee > 0 => return Err(CurtaError::InvalidCallback.into()),
+        [] => run_ai.data_len(),
+        record => {
+            let c = Callback::read(record).map_err(|_| CurtaError::InvalidCallback)?;
+            if c.program() == program_id {
+                return Err(CurtaError::InvalidCallback.into());
+            }
+            match run_ai.data_len().checked_sub(record.len()) {
+                Some(end) if end >= run::PROMPT + prompt_len => end,
+                _ => return Err(CurtaError::InvalidAccountSize.into()),
+            }
+        }
+    };
     // Checked by division (SBF has no overflow-checked multiply), hidden from
     // LLVM, which would turn the comparison back into one.
     let most = core::hint::black_box(u64::MAX / ix.max_tokens.max(1) as u64);
@@ -79,6 +104,7 @@ pub fn open_run(program_id: &Address, accounts: &[AccountView], ix: &OpenRun) ->
     let needed = rent
         .checked_add(escrow)
         .and_then(|n| n.checked_add(ix.crank_deposit))
+        .and_then(|n| n.checked_add(ix.delivery_fee))
         .ok_or(CurtaError::EscrowTooSmall)?;
     if run_ai.lamports() < needed {
         return Err(CurtaError::EscrowTooSmall.into());
@@ -103,8 +129,9 @@ pub fn open_run(program_id: &Address, accounts: &[AccountView], ix: &OpenRun) ->
         seed: ix.seed,
     };
 
-    let (mut header, state) = RunAccountMut(stage.0).split();
+    let (mut header, state, record) = RunAccountMut(stage.0).split_at(state_end);
     inference::init_state_with(&config, &params, state, StateMemory::Zeroed).map_err(core_error)?;
+    record.copy_from_slice(ix.callback);
     // The output's place, so a reader needs no model to find the text.
     let layout = StateLayout::new(&config, prompt_len, ix.max_tokens).map_err(core_error)?;
     header.init(&RunInit {
@@ -118,6 +145,13 @@ pub fn open_run(program_id: &Address, accounts: &[AccountView], ix: &OpenRun) ->
         tokens_at: (run::HEADER_LEN + layout.output_tokens) as u32,
         text_at: (run::HEADER_LEN + layout.output_text) as u32,
         seed: ix.seed,
+        allowance,
+        callback_at: if ix.callback.is_empty() {
+            0
+        } else {
+            state_end as u32
+        },
+        delivery_fee: ix.delivery_fee,
     });
     Ok(())
 }

@@ -1,4 +1,5 @@
-//! `set_allowance`: the admin changes the turn allowance.
+//! `set_allowance`: the admin changes the turn allowance, for the runs
+//! opened after it (each run records its config's at opening).
 
 use curta_core::planner;
 use curta_core::protocol::{accounts as roles, Address, ConfigAccountMut};
@@ -18,8 +19,8 @@ pub fn set_allowance(
     let config = config_account(config_ai, program_id)?;
     writable(config_ai)?;
     authority(admin, config.admin())?;
-    // A lower allowance may leave some runs unable to advance: their
-    // openers can still close them (`close_run`).
+    // Runs already open keep theirs. A run opened under one too low for
+    // its model cannot advance: its opener can still close it (`close_run`).
     planner::check_allowance(allowance).map_err(core_error)?;
 
     // SAFETY: `config`'s borrow ends above; no other view is alive.

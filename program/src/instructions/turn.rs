@@ -48,7 +48,7 @@ pub fn turn(
     if expected_turns.is_some_and(|t| t != before.turns) {
         return Err(CurtaError::StaleTurn.into());
     }
-    let c = config_account(config_ai, program_id)?;
+    config_account(config_ai, program_id)?;
     let m = model_account(model_ai, program_id)?;
     if m.config_account() != config_ai.key() {
         return Err(CurtaError::WrongConfig.into());
@@ -95,7 +95,10 @@ pub fn turn(
     }
 
     let config = model_config(&m)?;
-    let allowance = c.allowance();
+    // The run's allowance, recorded at opening: a config's later
+    // `set_allowance` never changes a run's turns (0, a run opened before
+    // it was recorded, fails the core's check: such a run can only close).
+    let allowance = r.allowance();
     // The core walks the turn once and reads the sections as it reaches
     // them: each account given must be the model's own for its section, and
     // one it needs but was not given fails the turn (MissingWeights).

@@ -2,8 +2,8 @@
 //! errors: the value and the limit behind each.
 
 use curta_core::format::Metadata;
-use curta_core::state::{StateBuffer, MAX_PROMPT_BYTES, MAX_TEMPERATURE_Q16};
-use curta_core::{init_state, state_size, turn, Error, StateInfo};
+use curta_core::state::{MAX_PROMPT_BYTES, MAX_TEMPERATURE_Q16};
+use curta_core::Error;
 
 use crate::args::RunArgs;
 
@@ -45,7 +45,9 @@ pub fn explain_run(failure: Failure, m: &Metadata, run: &RunArgs) -> Failure {
         ),
         Error::InvalidPrompt if std::str::from_utf8(prompt).is_err() => format!(
             "the prompt is not UTF-8 from byte {}",
-            std::str::from_utf8(prompt).err().map_or(0, |u| u.valid_up_to())
+            std::str::from_utf8(prompt)
+                .err()
+                .map_or(0, |u| u.valid_up_to())
         ),
         Error::InvalidPrompt if run.max_tokens == 0 => {
             "max tokens 0: a run generates at least 1 token".into()
@@ -59,14 +61,6 @@ pub fn explain_run(failure: Failure, m: &Metadata, run: &RunArgs) -> Failure {
             run.temperature,
             MAX_TEMPERATURE_Q16 >> 16
         ),
-        Error::ContextExceeded => match prompt_token_count(m, prompt) {
-            Some(tokens) => format!(
-                "the prompt's {tokens} tokens and max tokens {} need {} positions: the context is {context}",
-                run.max_tokens,
-                tokens as u64 + run.max_tokens as u64 - 1
-            ),
-            None => format!("the prompt and max tokens {} pass the context of {context} positions", run.max_tokens),
-        },
         Error::InvalidConfig => format!(
             "a state for a prompt of {} bytes and max tokens {} would pass 4 GiB",
             prompt.len(),
@@ -75,15 +69,4 @@ pub fn explain_run(failure: Failure, m: &Metadata, run: &RunArgs) -> Failure {
         _ => return e.into(),
     };
     refused(e, reason)
-}
-
-/// The count of tokens the prompt encodes to (tokenized for one token to
-/// come, which always fits).
-fn prompt_token_count(m: &Metadata, prompt: &[u8]) -> Option<u32> {
-    let mut state = StateBuffer::new(state_size(m.config, prompt.len(), 1).ok()?);
-    init_state(m.config, &mut state, prompt, 1, 0, 0).ok()?;
-    while StateInfo::read(&state).ok()?.phase.is_tokenizing() {
-        turn(m.config, &mut state, m.bytes, &[]).ok()?;
-    }
-    Some(StateInfo::read(&state).ok()?.prompt_tokens)
 }

@@ -41,8 +41,9 @@ const USAGE: &str = "usage:
 `specification` (the default, docs/spec.md's) or `measured` (Curta's own
 program, measured, with margin: fewer, fuller turns). quote, run and plan
 use the artifact's table.
---allowance is the config's turn allowance in compute units (22,096 to
-1,350,000; 1,350,000 by default). `plan` prints the next turn of a state
+--allowance is the turn allowance in compute units (22,096 to 1,350,000;
+1,350,000 by default): a run's, which it records from its config at
+opening (offset 176 of its account). `plan` prints the next turn of a state
 (a file `run --states` writes, or a run account's bytes from offset 256):
 the matrix sections it reads, whose weight accounts the turn names after
 section zero's, its compute units, and the most tokens it can complete.

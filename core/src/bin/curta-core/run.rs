@@ -166,19 +166,23 @@ fn generate(
     let tokens = u32s(output_tokens(config, &state));
     let prompt_tokens = u32s(state::prompt_tokens(config, &state));
     let text = output_text(config, &state);
+    // Why the run stopped (a complete run always has a reason).
+    let reason = StateInfo::read(&state)?.reason;
     if output.json {
         let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
         outln!(
-            "{{\"prompt_tokens\":[{}],\"tokens\":[{}],\"text\":{},\"turns\":{turns},\"state_sha256\":\"{}\"}}",
+            "{{\"prompt_tokens\":[{}],\"tokens\":[{}],\"text\":{},\"turns\":{turns},\"state_sha256\":\"{}\",\"reason\":\"{}\"}}",
             list(&prompt_tokens),
             list(&tokens),
             json_string(text),
-            String::from_utf8_lossy(&hex(&sha256(&state)))
+            String::from_utf8_lossy(&hex(&sha256(&state))),
+            reason.map_or("", |r| r.name())
         );
     } else {
         stdout.write_all(&text[printed..]).ok();
         outln!();
-        eprintln!("{} tokens in {turns} turns", tokens.len());
+        let why = reason.map_or(String::new(), |r| format!(", ended by {}", r.words()));
+        eprintln!("{} tokens in {turns} turns{why}", tokens.len());
     }
     Ok(())
 }

@@ -10,7 +10,7 @@ export declare const RUN_DISCRIMINATOR: ReadonlyUint8Array;
 export declare function getRunDiscriminatorBytes(): ReadonlyUint8Array;
 /**
  * A run (`CURTARN1`, 256 + `state_size`): a 256-byte header, then the core state (`state.md`).
- * Bytes 176 to 256 are zero.
+ * Bytes 192 to 256 are zero.
  */
 export type Run = {
     /** The account's tag, `CURTARN1`: a Run account. */
@@ -41,7 +41,13 @@ export type Run = {
     textAt: number;
     /** The sampler's seed as the opener chose it (the state's seed field is the sampler's running state). */
     seed: bigint;
-    /** The core state (`state.md`), from offset 256 to the end. */
+    /** The config's turn allowance at opening, which every turn of the run is planned and cut under (0: opened by an older program; it cannot turn). */
+    allowance: number;
+    /** Account offset of the callback record `deliver` invokes (after the state, to the account's end); 0: no callback. */
+    callbackAt: number;
+    /** Lamports paid to whoever sends `deliver`, fixed at opening. */
+    deliveryFee: bigint;
+    /** The core state (`state.md`), from offset 256 to `callbackAt` (to the end when that is 0), then the callback record. */
     state: ReadonlyUint8Array;
 };
 export type RunArgs = {
@@ -71,7 +77,13 @@ export type RunArgs = {
     textAt: number;
     /** The sampler's seed as the opener chose it (the state's seed field is the sampler's running state). */
     seed: number | bigint;
-    /** The core state (`state.md`), from offset 256 to the end. */
+    /** The config's turn allowance at opening, which every turn of the run is planned and cut under (0: opened by an older program; it cannot turn). */
+    allowance: number;
+    /** Account offset of the callback record `deliver` invokes (after the state, to the account's end); 0: no callback. */
+    callbackAt: number;
+    /** Lamports paid to whoever sends `deliver`, fixed at opening. */
+    deliveryFee: number | bigint;
+    /** The core state (`state.md`), from offset 256 to `callbackAt` (to the end when that is 0), then the callback record. */
     state: ReadonlyUint8Array;
 };
 /** Gets the encoder for {@link RunArgs} account data. */

@@ -29,7 +29,10 @@ export function getRunEncoder() {
         ["tokensAt", getU32Encoder()],
         ["textAt", getU32Encoder()],
         ["seed", getU64Encoder()],
-        ["state", padLeftEncoder(getBytesEncoder(), 80)],
+        ["allowance", getU32Encoder()],
+        ["callbackAt", getU32Encoder()],
+        ["deliveryFee", getU64Encoder()],
+        ["state", padLeftEncoder(getBytesEncoder(), 64)],
     ]), (value) => ({ ...value, discriminator: RUN_DISCRIMINATOR }));
 }
 /** Gets the decoder for {@link Run} account data. */
@@ -49,7 +52,10 @@ export function getRunDecoder() {
         ["tokensAt", getU32Decoder()],
         ["textAt", getU32Decoder()],
         ["seed", getU64Decoder()],
-        ["state", padLeftDecoder(getBytesDecoder(), 80)],
+        ["allowance", getU32Decoder()],
+        ["callbackAt", getU32Decoder()],
+        ["deliveryFee", getU64Decoder()],
+        ["state", padLeftDecoder(getBytesDecoder(), 64)],
     ]);
 }
 /** Gets the codec for {@link Run} account data. */

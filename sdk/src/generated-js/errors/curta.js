@@ -63,6 +63,14 @@ export const CURTA_ERROR__MODEL_CHANGED = 0x1a; // 26
 export const CURTA_ERROR__ROYALTY_MISMATCH = 0x1b; // 27
 /** InvalidCranker (28). */
 export const CURTA_ERROR__INVALID_CRANKER = 0x1c; // 28
+/** RunNotFinished (29). */
+export const CURTA_ERROR__RUN_NOT_FINISHED = 0x1d; // 29
+/** NoCallback (30). */
+export const CURTA_ERROR__NO_CALLBACK = 0x1e; // 30
+/** WrongCallback (31). */
+export const CURTA_ERROR__WRONG_CALLBACK = 0x1f; // 31
+/** InvalidCallback (32). */
+export const CURTA_ERROR__INVALID_CALLBACK = 0x20; // 32
 /** Core error 1, InvalidConfig, reported as 256 + 1. */
 export const CURTA_ERROR__INVALID_CONFIG = 0x101; // 257
 /** Core error 2, InvalidFormat, reported as 256 + 2. */
@@ -85,13 +93,14 @@ if (process.env["NODE_ENV"] !== "production") {
         [CURTA_ERROR__ALREADY_INITIALIZED]: `Initializing an account already in use or not all zero (a stray byte, bytes staged in it), binding a bound section, reclaiming an initialized account`,
         [CURTA_ERROR__ARITHMETIC]: `A key or value past the cache's 32 bits`,
         [CURTA_ERROR__BUFFER_TOO_SMALL]: `A run account whose size is not 256 + \`state_size\` for its prompt and max tokens`,
-        [CURTA_ERROR__CONTEXT_EXCEEDED]: `The prompt's tokens plus max tokens, less one, above the context (found by the turn that finishes tokenizing)`,
-        [CURTA_ERROR__DUPLICATE_ACCOUNT]: `One account in two roles that must differ (a run as its own opener, closing into itself, the owner as the cranker of a turn that pays a fee)`,
+        [CURTA_ERROR__CONTEXT_EXCEEDED]: `Never raised (kept for its number): a run that reaches the context completes, its reason the context`,
+        [CURTA_ERROR__DUPLICATE_ACCOUNT]: `One account in two roles that must differ (a run as its own opener, closing into itself, the owner as the cranker of a turn that pays a fee, the deliverer among the callback's accounts)`,
         [CURTA_ERROR__ESCROW_TOO_SMALL]: `A run without its rent plus royalty x max tokens plus its crank deposit (or whose sum overflows), or whose escrow cannot cover a turn`,
         [CURTA_ERROR__HASH_MISMATCH]: `A section whose bytes do not match the digest given`,
         [CURTA_ERROR__INVALID_ACCOUNT_SIZE]: `An account whose length is not what its kind needs`,
+        [CURTA_ERROR__INVALID_CALLBACK]: `\`open_run\` with a callback record that does not read (its lengths or flags), over 16 accounts or 256 bytes of data, or naming the Curta program; or a delivery fee without a callback`,
         [CURTA_ERROR__INVALID_CONFIG]: `A model configuration out of range, an allowance out of range, or no step of the run fits the allowance`,
-        [CURTA_ERROR__INVALID_CRANKER]: `A turn's cranker that is not a System account (a wallet), or, when a fee is paid, not rent-exempt`,
+        [CURTA_ERROR__INVALID_CRANKER]: `A turn's cranker or a delivery's sender that is not a System account (a wallet), or, when a fee is paid, not rent-exempt`,
         [CURTA_ERROR__INVALID_FORMAT]: `Section zero that is not a \`CURTAW01\` artifact or does not fit its configuration; unknown flags`,
         [CURTA_ERROR__INVALID_INSTRUCTION]: `Unknown tag, or data of the wrong length`,
         [CURTA_ERROR__INVALID_PROMPT]: `A prompt over 1,024 bytes, with a zero byte or not UTF-8; max tokens of zero or above the context; a temperature above 16`,
@@ -101,9 +110,11 @@ if (process.env["NODE_ENV"] !== "production") {
         [CURTA_ERROR__MODEL_CHANGED]: `\`open_run\` naming another identity than the model's; a \`turn\` of a run whose model is not the one it was opened on (closed and created again at its address)`,
         [CURTA_ERROR__MODEL_NOT_SEALED]: `Opening or advancing a run of a model not sealed (writing or retired)`,
         [CURTA_ERROR__MODEL_NOT_WRITABLE]: `Binding, writing or sealing a model that is sealed or retired`,
+        [CURTA_ERROR__NO_CALLBACK]: `\`deliver\` of a run opened without a callback`,
         [CURTA_ERROR__NOT_ENOUGH_ACCOUNTS]: `Fewer accounts than the instruction lists`,
         [CURTA_ERROR__NOT_WRITABLE]: `An account the instruction writes is read-only`,
         [CURTA_ERROR__ROYALTY_MISMATCH]: `\`open_run\` naming another royalty than the model's`,
+        [CURTA_ERROR__RUN_NOT_FINISHED]: `\`deliver\` of a run that is not complete`,
         [CURTA_ERROR__SECTION_LENGTH_MISMATCH]: `Section zero's length zero or over 10 MiB - 128`,
         [CURTA_ERROR__SECTION_SEALED]: `Writing or sealing a section already sealed`,
         [CURTA_ERROR__SECTIONS_NOT_SEALED]: `\`seal_model\` before every section is sealed`,
@@ -114,6 +125,7 @@ if (process.env["NODE_ENV"] !== "production") {
         [CURTA_ERROR__WRITE_OUT_OF_BOUNDS]: `A write past the end of its section`,
         [CURTA_ERROR__WRONG_ACCOUNT_COUNT]: `\`turn\` given more weight accounts than it reads (more than two, or more than its plan names)`,
         [CURTA_ERROR__WRONG_ACCOUNT_KIND]: `An account of another kind (or uninitialized) in its place`,
+        [CURTA_ERROR__WRONG_CALLBACK]: `\`deliver\` given another program or other accounts than the run's callback names, or read-only where the callback writes`,
         [CURTA_ERROR__WRONG_CONFIG]: `A model's config account, or section zero's configuration or flags, differ`,
         [CURTA_ERROR__WRONG_MODEL]: `A weight or run account of another model`,
         [CURTA_ERROR__WRONG_OWNER]: `An account that should be the program's is not (a closed one included)`,

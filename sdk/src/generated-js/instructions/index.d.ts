@@ -10,6 +10,7 @@ export * from "./closeConfig.js";
 export * from "./closeModel.js";
 export * from "./closeRun.js";
 export * from "./closeWeight.js";
+export * from "./deliver.js";
 export * from "./initConfig.js";
 export * from "./initModel.js";
 export * from "./openRun.js";

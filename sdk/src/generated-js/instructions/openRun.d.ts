@@ -35,6 +35,10 @@ export type OpenRunInstructionData = {
     crankDeposit: bigint;
     /** How many of the prompt's bytes `writePrompt` left in the account (0: all travel here). */
     staged: number;
+    /** Lamports `deliver` pays its sender, held in the run (0 without a callback). */
+    deliveryFee: bigint;
+    /** The callback record `deliver` invokes (program, compute units, accounts, data; `docs/program.md`, "Delivery"), after its u32 length; empty for none. */
+    callback: ReadonlyUint8Array;
     /** The rest of the prompt (UTF-8, no zero byte, 1,024 bytes in all at most): the rest of the data. */
     prompt: ReadonlyUint8Array;
 };
@@ -55,6 +59,10 @@ export type OpenRunInstructionDataArgs = {
     crankDeposit: number | bigint;
     /** How many of the prompt's bytes `writePrompt` left in the account (0: all travel here). */
     staged: number;
+    /** Lamports `deliver` pays its sender, held in the run (0 without a callback). */
+    deliveryFee: number | bigint;
+    /** The callback record `deliver` invokes (program, compute units, accounts, data; `docs/program.md`, "Delivery"), after its u32 length; empty for none. */
+    callback: ReadonlyUint8Array;
     /** The rest of the prompt (UTF-8, no zero byte, 1,024 bytes in all at most): the rest of the data. */
     prompt: ReadonlyUint8Array;
 };
@@ -78,6 +86,8 @@ export type OpenRunInput<TAccountConfig extends string = string, TAccountModel e
     crankFee: OpenRunInstructionDataArgs["crankFee"];
     crankDeposit: OpenRunInstructionDataArgs["crankDeposit"];
     staged: OpenRunInstructionDataArgs["staged"];
+    deliveryFee: OpenRunInstructionDataArgs["deliveryFee"];
+    callback: OpenRunInstructionDataArgs["callback"];
     prompt: OpenRunInstructionDataArgs["prompt"];
 };
 export declare function getOpenRunInstruction<TAccountConfig extends string, TAccountModel extends string, TAccountRun extends string, TAccountOpener extends string, TProgramAddress extends Address = typeof CURTA_PROGRAM_ADDRESS>(input: OpenRunInput<TAccountConfig, TAccountModel, TAccountRun, TAccountOpener>, config?: {

@@ -5,7 +5,7 @@
  *
  * @see https://github.com/codama-idl/codama
  */
-import { combineCodec, fixDecoderSize, fixEncoderSize, getBytesDecoder, getBytesEncoder, getStructDecoder, getStructEncoder, getU32Decoder, getU32Encoder, getU64Decoder, getU64Encoder, getU8Decoder, getU8Encoder, SOLANA_ERROR__PROGRAM_CLIENTS__INSUFFICIENT_ACCOUNT_METAS, SolanaError, transformEncoder, } from "@solana/kit";
+import { addDecoderSizePrefix, addEncoderSizePrefix, combineCodec, fixDecoderSize, fixEncoderSize, getBytesDecoder, getBytesEncoder, getStructDecoder, getStructEncoder, getU32Decoder, getU32Encoder, getU64Decoder, getU64Encoder, getU8Decoder, getU8Encoder, SOLANA_ERROR__PROGRAM_CLIENTS__INSUFFICIENT_ACCOUNT_METAS, SolanaError, transformEncoder, } from "@solana/kit";
 import { getAccountMetaFactory, } from "@solana/kit/program-client-core";
 import { CURTA_PROGRAM_ADDRESS } from "../programs/index.js";
 export const OPEN_RUN_DISCRIMINATOR = 10;
@@ -23,6 +23,8 @@ export function getOpenRunInstructionDataEncoder() {
         ["crankFee", getU64Encoder()],
         ["crankDeposit", getU64Encoder()],
         ["staged", getU32Encoder()],
+        ["deliveryFee", getU64Encoder()],
+        ["callback", addEncoderSizePrefix(getBytesEncoder(), getU32Encoder())],
         ["prompt", getBytesEncoder()],
     ]), (value) => ({ ...value, discriminator: OPEN_RUN_DISCRIMINATOR }));
 }
@@ -37,6 +39,8 @@ export function getOpenRunInstructionDataDecoder() {
         ["crankFee", getU64Decoder()],
         ["crankDeposit", getU64Decoder()],
         ["staged", getU32Decoder()],
+        ["deliveryFee", getU64Decoder()],
+        ["callback", addDecoderSizePrefix(getBytesDecoder(), getU32Decoder())],
         ["prompt", getBytesDecoder()],
     ]);
 }

@@ -8,7 +8,7 @@
 import { type Address, type ClientWithRpc, type ClientWithTransactionPlanning, type ClientWithTransactionSending, type GetAccountInfoApi, type GetMultipleAccountsApi, type Instruction, type InstructionWithData, type ReadonlyUint8Array } from "@solana/kit";
 import { type SelfFetchFunctions, type SelfPlanAndSendFunctions } from "@solana/kit/program-client-core";
 import { getConfigCodec, getModelCodec, getRunCodec, getWeightCodec, type Config, type ConfigArgs, type Model, type ModelArgs, type Run, type RunArgs, type Weight, type WeightArgs } from "../accounts/index.js";
-import { getBindWeightInstruction, getCloseConfigInstruction, getCloseModelInstruction, getCloseRunInstruction, getCloseWeightInstruction, getInitConfigInstruction, getInitModelInstruction, getOpenRunInstruction, getReclaimInstruction, getSealModelInstruction, getSealSectionInstruction, getSetAdminInstruction, getSetAllowanceInstruction, getTurnInstruction, getWriteInstruction, getWritePromptInstruction, type BindWeightInput, type CloseConfigInput, type CloseModelInput, type CloseRunInput, type CloseWeightInput, type InitConfigInput, type InitModelInput, type OpenRunInput, type ParsedBindWeightInstruction, type ParsedCloseConfigInstruction, type ParsedCloseModelInstruction, type ParsedCloseRunInstruction, type ParsedCloseWeightInstruction, type ParsedInitConfigInstruction, type ParsedInitModelInstruction, type ParsedOpenRunInstruction, type ParsedReclaimInstruction, type ParsedSealModelInstruction, type ParsedSealSectionInstruction, type ParsedSetAdminInstruction, type ParsedSetAllowanceInstruction, type ParsedTurnInstruction, type ParsedWriteInstruction, type ParsedWritePromptInstruction, type ReclaimInput, type SealModelInput, type SealSectionInput, type SetAdminInput, type SetAllowanceInput, type TurnInput, type WriteInput, type WritePromptInput } from "../instructions/index.js";
+import { getBindWeightInstruction, getCloseConfigInstruction, getCloseModelInstruction, getCloseRunInstruction, getCloseWeightInstruction, getDeliverInstruction, getInitConfigInstruction, getInitModelInstruction, getOpenRunInstruction, getReclaimInstruction, getSealModelInstruction, getSealSectionInstruction, getSetAdminInstruction, getSetAllowanceInstruction, getTurnInstruction, getWriteInstruction, getWritePromptInstruction, type BindWeightInput, type CloseConfigInput, type CloseModelInput, type CloseRunInput, type CloseWeightInput, type DeliverInput, type InitConfigInput, type InitModelInput, type OpenRunInput, type ParsedBindWeightInstruction, type ParsedCloseConfigInstruction, type ParsedCloseModelInstruction, type ParsedCloseRunInstruction, type ParsedCloseWeightInstruction, type ParsedDeliverInstruction, type ParsedInitConfigInstruction, type ParsedInitModelInstruction, type ParsedOpenRunInstruction, type ParsedReclaimInstruction, type ParsedSealModelInstruction, type ParsedSealSectionInstruction, type ParsedSetAdminInstruction, type ParsedSetAllowanceInstruction, type ParsedTurnInstruction, type ParsedWriteInstruction, type ParsedWritePromptInstruction, type ReclaimInput, type SealModelInput, type SealSectionInput, type SetAdminInput, type SetAllowanceInput, type TurnInput, type WriteInput, type WritePromptInput } from "../instructions/index.js";
 export declare const CURTA_PROGRAM_ADDRESS: Address<"Curta111111111111111111111111111111111111111">;
 export declare enum CurtaAccount {
     Config = 0,
@@ -35,7 +35,8 @@ export declare enum CurtaInstruction {
     CloseRun = 12,
     Reclaim = 13,
     WritePrompt = 14,
-    CloseConfig = 15
+    CloseConfig = 15,
+    Deliver = 16
 }
 export declare function identifyCurtaInstruction(instruction: {
     data: ReadonlyUint8Array;
@@ -72,7 +73,9 @@ export type ParsedCurtaInstruction<TProgram extends string = "Curta1111111111111
     instructionType: CurtaInstruction.WritePrompt;
 } & ParsedWritePromptInstruction<TProgram>) | ({
     instructionType: CurtaInstruction.CloseConfig;
-} & ParsedCloseConfigInstruction<TProgram>);
+} & ParsedCloseConfigInstruction<TProgram>) | ({
+    instructionType: CurtaInstruction.Deliver;
+} & ParsedDeliverInstruction<TProgram>);
 export declare function parseCurtaInstruction<TProgram extends string>(instruction: Instruction<TProgram> & InstructionWithData<ReadonlyUint8Array>): ParsedCurtaInstruction<TProgram>;
 export type CurtaPlugin = {
     accounts: CurtaPluginAccounts;
@@ -101,6 +104,7 @@ export type CurtaPluginInstructions = {
     reclaim: (input: ReclaimInput) => ReturnType<typeof getReclaimInstruction> & SelfPlanAndSendFunctions;
     writePrompt: (input: WritePromptInput) => ReturnType<typeof getWritePromptInstruction> & SelfPlanAndSendFunctions;
     closeConfig: (input: CloseConfigInput) => ReturnType<typeof getCloseConfigInstruction> & SelfPlanAndSendFunctions;
+    deliver: (input: DeliverInput) => ReturnType<typeof getDeliverInstruction> & SelfPlanAndSendFunctions;
 };
 export type CurtaPluginRequirements = ClientWithRpc<GetAccountInfoApi & GetMultipleAccountsApi> & ClientWithTransactionPlanning & ClientWithTransactionSending;
 export declare function curtaProgram(): <T extends CurtaPluginRequirements>(client: T) => Omit<T, "curta"> & {

@@ -8,7 +8,7 @@
 import { assertIsInstructionWithAccounts, containsBytes, extendClient, fixEncoderSize, getBytesEncoder, getU8Encoder, SOLANA_ERROR__PROGRAM_CLIENTS__FAILED_TO_IDENTIFY_ACCOUNT, SOLANA_ERROR__PROGRAM_CLIENTS__FAILED_TO_IDENTIFY_INSTRUCTION, SOLANA_ERROR__PROGRAM_CLIENTS__UNRECOGNIZED_INSTRUCTION_TYPE, SolanaError, } from "@solana/kit";
 import { addSelfFetchFunctions, addSelfPlanAndSendFunctions, } from "@solana/kit/program-client-core";
 import { getConfigCodec, getModelCodec, getRunCodec, getWeightCodec, } from "../accounts/index.js";
-import { getBindWeightInstruction, getCloseConfigInstruction, getCloseModelInstruction, getCloseRunInstruction, getCloseWeightInstruction, getInitConfigInstruction, getInitModelInstruction, getOpenRunInstruction, getReclaimInstruction, getSealModelInstruction, getSealSectionInstruction, getSetAdminInstruction, getSetAllowanceInstruction, getTurnInstruction, getWriteInstruction, getWritePromptInstruction, parseBindWeightInstruction, parseCloseConfigInstruction, parseCloseModelInstruction, parseCloseRunInstruction, parseCloseWeightInstruction, parseInitConfigInstruction, parseInitModelInstruction, parseOpenRunInstruction, parseReclaimInstruction, parseSealModelInstruction, parseSealSectionInstruction, parseSetAdminInstruction, parseSetAllowanceInstruction, parseTurnInstruction, parseWriteInstruction, parseWritePromptInstruction, } from "../instructions/index.js";
+import { getBindWeightInstruction, getCloseConfigInstruction, getCloseModelInstruction, getCloseRunInstruction, getCloseWeightInstruction, getDeliverInstruction, getInitConfigInstruction, getInitModelInstruction, getOpenRunInstruction, getReclaimInstruction, getSealModelInstruction, getSealSectionInstruction, getSetAdminInstruction, getSetAllowanceInstruction, getTurnInstruction, getWriteInstruction, getWritePromptInstruction, parseBindWeightInstruction, parseCloseConfigInstruction, parseCloseModelInstruction, parseCloseRunInstruction, parseCloseWeightInstruction, parseDeliverInstruction, parseInitConfigInstruction, parseInitModelInstruction, parseOpenRunInstruction, parseReclaimInstruction, parseSealModelInstruction, parseSealSectionInstruction, parseSetAdminInstruction, parseSetAllowanceInstruction, parseTurnInstruction, parseWriteInstruction, parseWritePromptInstruction, } from "../instructions/index.js";
 export const CURTA_PROGRAM_ADDRESS = "Curta111111111111111111111111111111111111111";
 export var CurtaAccount;
 (function (CurtaAccount) {
@@ -51,6 +51,7 @@ export var CurtaInstruction;
     CurtaInstruction[CurtaInstruction["Reclaim"] = 13] = "Reclaim";
     CurtaInstruction[CurtaInstruction["WritePrompt"] = 14] = "WritePrompt";
     CurtaInstruction[CurtaInstruction["CloseConfig"] = 15] = "CloseConfig";
+    CurtaInstruction[CurtaInstruction["Deliver"] = 16] = "Deliver";
 })(CurtaInstruction || (CurtaInstruction = {}));
 export function identifyCurtaInstruction(instruction) {
     const data = "data" in instruction ? instruction.data : instruction;
@@ -101,6 +102,9 @@ export function identifyCurtaInstruction(instruction) {
     }
     if (containsBytes(data, getU8Encoder().encode(15), 0)) {
         return CurtaInstruction.CloseConfig;
+    }
+    if (containsBytes(data, getU8Encoder().encode(16), 0)) {
+        return CurtaInstruction.Deliver;
     }
     throw new SolanaError(SOLANA_ERROR__PROGRAM_CLIENTS__FAILED_TO_IDENTIFY_INSTRUCTION, { instructionData: data, programName: "curta" });
 }
@@ -219,6 +223,13 @@ export function parseCurtaInstruction(instruction) {
                 ...parseCloseConfigInstruction(instruction),
             };
         }
+        case CurtaInstruction.Deliver: {
+            assertIsInstructionWithAccounts(instruction);
+            return {
+                instructionType: CurtaInstruction.Deliver,
+                ...parseDeliverInstruction(instruction),
+            };
+        }
         default:
             throw new SolanaError(SOLANA_ERROR__PROGRAM_CLIENTS__UNRECOGNIZED_INSTRUCTION_TYPE, { instructionType: instructionType, programName: "curta" });
     }
@@ -250,6 +261,7 @@ export function curtaProgram() {
                     reclaim: (input) => addSelfPlanAndSendFunctions(client, getReclaimInstruction(input)),
                     writePrompt: (input) => addSelfPlanAndSendFunctions(client, getWritePromptInstruction(input)),
                     closeConfig: (input) => addSelfPlanAndSendFunctions(client, getCloseConfigInstruction(input)),
+                    deliver: (input) => addSelfPlanAndSendFunctions(client, getDeliverInstruction(input)),
                 },
             },
         });
