@@ -24,7 +24,7 @@ pub use curta_core::client::crank::{Options, Summary, TurnRecord};
 use crate::artifact::Artifact;
 use crate::bail;
 use crate::errors::{self, Error, Result};
-use crate::model::{check_artifact, fetch_artifact, read_config, ModelInfo};
+use crate::model::{check_artifact, fetch_artifact, ModelInfo};
 use crate::rpc::Cluster;
 
 /// What a crank did: the core's summary, the run and its model, and the
@@ -35,6 +35,9 @@ pub struct Cranked {
     pub model: Pubkey,
     pub seconds: f64,
     pub done: Summary,
+    /// The delivery sent after the last turn, for a run that names a
+    /// callback (`crate::deliver`).
+    pub delivered: Option<crate::deliver::Delivered>,
 }
 
 impl std::ops::Deref for Cranked {
@@ -45,6 +48,14 @@ impl std::ops::Deref for Cranked {
 }
 
 impl Cranked {
+    /// Its fees, the delivery's included.
+    pub fn all_fees(&self) -> u64 {
+        self.fees() + self.delivered.as_ref().map_or(0, |d| d.fee)
+    }
+    /// What it earned: crank fees and the delivery fee.
+    pub fn all_earned(&self) -> u64 {
+        self.earned() + self.delivered.as_ref().map_or(0, |d| d.earned)
+    }
     /// Its transactions, landed or failed, as one batch.
     pub fn summary(&self) -> crate::sender::Summary {
         let slots = self.turns.iter().map(|t| t.slot);
@@ -58,7 +69,8 @@ impl Cranked {
     }
 }
 
-/// A run's context: its model, the config's allowance, the weights.
+/// A run's context: its model, its allowance (its config's at opening,
+/// which every turn of it is planned under), the weights.
 pub struct RunContext {
     pub run: Pubkey,
     pub model: ModelInfo,
@@ -69,8 +81,8 @@ pub struct RunContext {
     pub state: Vec<u8>,
 }
 
-/// Reads a run, its model and config, and the weights (the local artifact,
-/// checked against the model's digests, or fetched from the chain).
+/// Reads a run, its model, and the weights (the local artifact, checked
+/// against the model's digests, or fetched from the chain).
 pub async fn context(
     cluster: &Cluster,
     run: &Pubkey,
@@ -89,9 +101,15 @@ pub async fn context(
         .map_err(|_| Error::new(format!("{run} is not an opened run")))?;
     let model_key = Pubkey::new_from_array(*r.model());
     let model = crate::runs::model_of_run(cluster, run, &model_key, account.lamports).await?;
-    let allowance = read_config(cluster, &model.keys.config_account)
-        .await?
-        .allowance;
+    // The run's own allowance, recorded at opening: the program plans its
+    // turns under it, whatever its config's allowance is now.
+    let allowance = r.allowance();
+    if allowance == 0 {
+        bail!(
+            "{run} was opened by an older program, which recorded no turn allowance: it cannot \
+             turn, and can only be closed (`curta run close {run}`)"
+        );
+    }
     let artifact = match local {
         Some(a) => {
             check_artifact(&model, &a)?;
@@ -197,6 +215,7 @@ pub async fn drive(
         model: ctx.model.keys.model,
         seconds: started.elapsed().as_secs_f64(),
         done: crank.summary().clone(),
+        delivered: None,
     })
 }
 

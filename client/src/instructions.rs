@@ -198,6 +198,47 @@ pub fn open_run(
     crank: &CrankFee,
     staged: usize,
 ) -> Instruction {
+    open_run_with(
+        program_id,
+        keys,
+        run,
+        opener,
+        p,
+        crank,
+        staged,
+        &Delivery::NONE,
+    )
+}
+
+/// What a run delivers when it finishes: its callback record
+/// (`curta_core::protocol::CallbackInit::encode_into`) and the fee its
+/// delivery pays; `NONE` for a run its opener reads itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Delivery<'a> {
+    pub callback: &'a [u8],
+    pub fee: u64,
+}
+
+impl Delivery<'_> {
+    pub const NONE: Delivery<'static> = Delivery {
+        callback: &[],
+        fee: 0,
+    };
+}
+
+/// `open_run` naming a callback: the run account must hold the record
+/// after the state (`run::account_size`) and the fee beside its deposits.
+#[allow(clippy::too_many_arguments)]
+pub fn open_run_with(
+    program_id: &Pubkey,
+    keys: &ModelKeys,
+    run: &Pubkey,
+    opener: &Pubkey,
+    p: &RunParams,
+    crank: &CrankFee,
+    staged: usize,
+    delivery: &Delivery,
+) -> Instruction {
     instruction(
         program_id,
         Ix::OpenRun {
@@ -209,6 +250,8 @@ pub fn open_run(
             crank_fee: crank.fee,
             crank_deposit: crank.deposit,
             staged: staged as u32,
+            delivery_fee: delivery.fee,
+            callback: delivery.callback,
             prompt: &p.prompt[staged..],
         },
         metas(
@@ -323,4 +366,28 @@ pub fn write_prompt(program_id: &Pubkey, run: &Pubkey, offset: usize, bytes: &[u
         },
         metas(&accounts::WRITE_PROMPT, &[*run]),
     )
+}
+
+/// `deliver`: the run's delivery as the client core plans it
+/// (`curta_core::client::delivery::plan`), sent and paid by `deliverer`.
+pub fn deliver(
+    program_id: &Pubkey,
+    d: &curta_core::client::delivery::Delivery,
+    deliverer: &Pubkey,
+) -> Instruction {
+    let mut accounts = metas(
+        &accounts::DELIVER,
+        &[
+            Pubkey::new_from_array(d.run),
+            Pubkey::new_from_array(d.refund),
+            *deliverer,
+            Pubkey::new_from_array(d.program),
+        ],
+    );
+    accounts.extend(d.accounts.iter().map(|(key, writable)| AccountMeta {
+        pubkey: Pubkey::new_from_array(*key),
+        is_signer: false,
+        is_writable: *writable,
+    }));
+    instruction(program_id, Ix::Deliver, accounts)
 }

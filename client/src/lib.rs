@@ -13,13 +13,14 @@
 //! | `sender`, `progress`, `interrupt` | Many transactions in flight at once; progress bars or lines; Ctrl-C during a crank |
 //! | `artifact`, `model`, `params` | Weights held whole; models and configs on chain; a run's parameters |
 //! | `replay`, `receipts` | The native replay of a run; turn receipts from the logs |
-//! | `deploy`, `settings`, `upload`, `runs`, `crank`, `quote` | The commands' work |
+//! | `deploy`, `settings`, `upload`, `runs`, `crank`, `deliver`, `quote` | The commands' work |
 //! | `cli`, `output` | The command line, a module per command family; outcomes printed as text or JSON |
 
 pub mod artifact;
 pub mod cli;
 pub mod cluster;
 pub mod crank;
+pub mod deliver;
 pub mod deploy;
 pub mod errors;
 pub mod funds;

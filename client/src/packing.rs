@@ -153,10 +153,10 @@ mod tests {
         // A write with the owner paying: 246 bytes besides the payload.
         let w = ix::write(&program, &k.model, &k.weights[1], &payer, 0, &[0; 986]);
         assert_eq!(transaction_size(&[w], &payer), PACKET_DATA_SIZE);
-        // Create and open together: prompts up to 732 bytes with the
-        // opener paying, 636 when another account pays.
+        // Create and open together: prompts up to 720 bytes with the
+        // opener paying, 624 when another account pays.
         let run = Pubkey::new_unique();
-        for (opener, most) in [(payer, 732), (Pubkey::new_unique(), 636)] {
+        for (opener, most) in [(payer, 720), (Pubkey::new_unique(), 624)] {
             let prompt = vec![b'a'; most];
             let p = RunParams {
                 prompt: &prompt,
@@ -193,7 +193,7 @@ mod tests {
                 (&p, &CrankFee::default()),
                 create(&payer, &run, &program),
             );
-            assert_eq!(txs.len(), if len <= 732 { 1 } else { 2 }, "{len}");
+            assert_eq!(txs.len(), if len <= 720 { 1 } else { 2 }, "{len}");
             // Every transaction fits, and the staged bytes and the inline
             // rest make the prompt.
             let mut rebuilt = vec![0u8; len];

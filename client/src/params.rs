@@ -43,8 +43,9 @@ pub fn temperature_q16(text: &str) -> Result<u32> {
     core_params::temperature(text).map_err(refused)
 }
 
-/// Whether the prompt's tokens and max tokens fit the model's context,
-/// tokenized with section zero `zero`.
+/// The parameters' checks, and the prompt tokenized with section zero
+/// `zero` as the run's first turns will (the context refuses nothing: a
+/// run that reaches it completes there).
 pub fn check_context(config: Config, zero: &[u8], params: &RunParams) -> Result<()> {
     core_params::fits_context(config, zero, params).map_err(refused)
 }

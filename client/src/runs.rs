@@ -39,9 +39,10 @@ pub struct Opened {
     pub summary: Summary,
 }
 
-/// Refuses, before anything is sent, a run that cannot fit the model's
-/// context (`params::check_context` over section zero, read from its
-/// weight account: all a prompt needs).
+/// Refuses, before anything is sent, a run whose prompt section zero
+/// cannot tokenize (`params::check_context` over section zero, read from
+/// its weight account: all a prompt needs). The context refuses nothing: a
+/// run that reaches it completes there.
 async fn fits_context(cluster: &Cluster, model: &ModelInfo, params: &Params) -> Result<()> {
     let zero = &model.sections[0];
     let Some(weight) = zero.weight else {
@@ -204,6 +205,9 @@ pub struct RunView {
     pub temperature_q16: u32,
     /// The seed the opener chose (not the sampler's running state).
     pub seed: u64,
+    /// The turn allowance every turn is planned under: its config's at
+    /// opening (0: opened by an older program; it cannot turn).
+    pub allowance: u32,
     pub info: StateInfo,
     pub text: Vec<u8>,
 }
@@ -248,6 +252,7 @@ pub async fn show(cluster: &Cluster, run_key: &Pubkey) -> Result<(RunView, Model
         max_tokens: h.max_tokens,
         temperature_q16: h.temperature,
         seed: r.seed(),
+        allowance: r.allowance(),
         info: StateInfo::read(state)?,
         text: output_text(model.config, state).to_vec(),
     };
@@ -292,6 +297,29 @@ pub async fn pending(cluster: &Cluster, model: Option<&Pubkey>) -> Result<Vec<Pe
         });
     }
     out.sort_by_key(|p| (std::cmp::Reverse(p.crank_payment), p.run));
+    Ok(out)
+}
+
+/// Every finished run of the program (of `model`, when given) that names a
+/// callback, so is still to be delivered, with its delivery fee; the best
+/// paid first.
+pub async fn deliverable(cluster: &Cluster, model: Option<&Pubkey>) -> Result<Vec<(Pubkey, u64)>> {
+    let mut filters: Vec<(usize, &[u8])> = vec![(run::TAG, &RUN_TAG)];
+    if let Some(m) = model {
+        filters.push((run::MODEL, m.as_array()));
+    }
+    let slice = run::HEADER_LEN + curta_core::state::HEADER_LEN;
+    let mut out = vec![];
+    for (key, data) in cluster.program_accounts(&filters, slice).await? {
+        let Ok(r) = RunAccount::read(&data) else {
+            continue;
+        };
+        let complete = StateInfo::read(r.state()).is_ok_and(|i| i.complete);
+        if complete && r.callback_at() != 0 {
+            out.push((key, r.delivery_fee()));
+        }
+    }
+    out.sort_by_key(|(run, fee)| (std::cmp::Reverse(*fee), *run));
     Ok(out)
 }
 

@@ -173,7 +173,8 @@ export const EXPORTS = Object.freeze([
  * How a turn is planned: the model's flags word (bit 0 says its classifier is
  * its embedding, which places an unshared classifier's sections; bit 1
  * chooses the measured charge table; the other bits are not read) and the
- * config account's allowance.
+ * turn allowance: a run's (the Run account records its config account's at
+ * opening), or the config's for a run not yet opened.
  * @typedef {object} PlanOptions
  * @property {number} [flags] the artifact's header flags (byte 44), or the Model account's; 1 (a shared classifier, the specification's table: llama2.c's default) by default
  * @property {number} [allowance] compute units a turn may spend, 22,096 to 1,350,000 (the default); the module refuses others as InvalidConfig (1)
@@ -442,11 +443,11 @@ export class CoreWasm {
   /**
    * Checks a run's parameters for a model before anything is sent, by the
    * client core's rules (the CLI's): the prompt's bytes, max tokens, the
-   * temperature, and with the model's section zero `zero` whether the
-   * prompt's tokens and max tokens fit the context (it tokenizes the
-   * prompt).
+   * temperature, and with the model's section zero `zero` whether it
+   * tokenizes the prompt. The context refuses nothing: a run that reaches
+   * it completes there.
    * @param {Uint8Array} configBytes the model's 28 configuration bytes
-   * @param {Uint8Array | null} zero section zero, or null to skip the context
+   * @param {Uint8Array | null} zero section zero, or null not to tokenize the prompt
    * @param {Uint8Array} prompt
    * @param {{ maxTokens: number, temperatureQ16: number, seed: bigint }} p
    * @throws {RangeError} the refusal in words

@@ -15,7 +15,7 @@
  * @property {bigint | number | string} royalty
  * @property {bigint | number | string} keep the rent-exempt minimum the fee payer keeps
  * @property {bigint | number | string} lamportsPerSignature
- * @property {number} [allowance] the config's turn allowance
+ * @property {number} [allowance] the run's turn allowance (its config's at opening)
  * @property {number} [window] turns in flight
  * @property {'uniform' | 'exact' | number} [cuLimit]
  * @property {boolean} [priorityRamp]

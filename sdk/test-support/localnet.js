@@ -54,11 +54,14 @@ async function freeBlock() {
 }
 
 /**
- * Starts the validator with `programId` preloaded from the program's .so.
+ * Starts the validator with `programId` preloaded from the program's .so,
+ * and any other programs given (`[address, so path]` pairs: the
+ * storyteller's, say).
  * @param {string} programId
+ * @param {{ programs?: [string, string][] }} [options]
  * @returns {Promise<{ url: string, payer: Uint8Array, dir: string, stop: () => Promise<void>, startedIn: number }>}
  */
-export async function startLocalnet(programId) {
+export async function startLocalnet(programId, options = {}) {
   const started = Date.now();
   const dir = mkdtempSync(join(tmpdir(), 'curta-js-localnet-'));
   const base = await freeBlock();
@@ -74,6 +77,7 @@ export async function startLocalnet(programId) {
       '--rpc-port', String(base + DYNAMIC_PORTS),
       '--faucet-port', String(base + DYNAMIC_PORTS + 2),
       '--bpf-program', programId, PROGRAM_SO,
+      ...(options.programs ?? []).flatMap(([address, so]) => ['--bpf-program', address, so]),
       '--stop-on-stdin-close',
     ],
     // Its own group, so stopping it reaches anything it started.

@@ -15,6 +15,7 @@ import {
   fetchConfig,
   fetchModel,
   fetchRun,
+  fetchRunAccount,
   followRun,
   initConfig,
   openRun,
@@ -298,7 +299,7 @@ async function loadModel(page, address) {
   }
   const config = await fetchConfig(client, model.config);
   chain.model = model;
-  // Every turn of its runs is planned under its config's allowance, with its own charge table.
+  // A run opened now records its config's allowance, which every turn of it is planned under, with the model's own charge table.
   chain.allowance = config.allowance;
   // The page's artifact is used to replay when it is this model's; else the weights are read from the chain.
   chain.artifact = null;
@@ -738,6 +739,15 @@ async function workUntilStopped(page, session, w) {
   const crank = { fee: crankFee, deposit: BigInt(session.crankDeposit ?? '0') };
   const runAddress = session.runAddress ?? (await runAccountSigner(client, session.model, params)).address;
   runShown = runAddress;
+  // The allowance the run recorded at opening, which the program plans its
+  // turns under, and so the replay that checks them (the config's may have
+  // changed since); kept with the session for a reload after the run closed.
+  let allowance = session.allowance;
+  if (allowance === undefined) {
+    const r = await fetchRunAccount(client, runAddress).catch(() => null);
+    allowance = r ? r.allowance : chain.allowance;
+    if (r) await updateSession(session, { allowance });
+  }
   /**
    * A turn landed and verified: its text, its compute units, and the fee
    * it adds to the run's (a cranker pays its own; a turn before the reload
@@ -766,6 +776,7 @@ async function workUntilStopped(page, session, w) {
     await verifyLanded(client, runAddress, params, {
       upTo: Infinity,
       crank,
+      allowance,
       signal,
       onReceipt: (r) => {
         crankersPaid += r.crankPaid;
@@ -785,6 +796,7 @@ async function workUntilStopped(page, session, w) {
       await verifyLanded(client, runAddress, params, {
         upTo,
         crank,
+        allowance,
         earlier: true,
         onReceipt: (r) => {
           showTurn(r, 0n);
@@ -880,11 +892,13 @@ async function giveBack(client, session, runAddress) {
  * @param {{
  *   upTo: number,
  *   crank: { fee: bigint, deposit: bigint },
+ *   allowance: number,
  *   onReceipt: (r: import('@curta/sdk').FollowedReceipt) => void,
  *   earlier?: boolean,
  *   signal?: AbortSignal,
  * }} o `upTo`: the turns to read (Infinity: to the run's end, or its close);
- *   `crank`: the crank fee and deposit the run was opened with; `onReceipt`:
+ *   `crank`: the crank fee and deposit the run was opened with; `allowance`:
+ *   the turn allowance it recorded at opening; `onReceipt`:
  *   each verified receipt as it lands; `earlier`: the turns landed before a reload; `signal`
  *   stops following
  */
@@ -894,7 +908,7 @@ async function verifyLanded(client, runAddress, params, o) {
     maxTokens: params.maxTokens,
     temperature: params.temperature,
     seed: params.seed,
-    allowance: chain.allowance,
+    allowance: o.allowance,
   });
   const terms = { royalty: model.royalty, crankFee: o.crank.fee, crankDeposited: o.crank.deposit };
   for await (const r of followRun(client, runAddress, { signal: o.signal })) {

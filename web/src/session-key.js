@@ -21,6 +21,7 @@ const KEY = 'session';
  * @property {number} quotedTurns the quote's turns, for the progress bar
  * @property {string} [crankFee] lamports a turn to crankers (decimal); absent or "0": the key cranks
  * @property {string} [crankDeposit] the crank deposit the run was opened with (decimal)
+ * @property {number} [allowance] the turn allowance the run recorded at opening (its turns are planned under it)
  * @property {string} [fundingSignature]
  * @property {string} [runAddress] once it is opened
  * @property {number} [clickedAt] when "Generate on chain" was clicked, ms since 1970 (a reload's clock starts again)

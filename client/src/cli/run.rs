@@ -11,6 +11,7 @@ use super::args::{CrankArgs, RunCommand};
 use super::{addr, Globals};
 use crate::artifact::Artifact;
 use crate::crank::{self, Cranked, TurnRecord};
+use crate::deliver;
 use crate::errors::{Error, Result};
 use crate::model;
 use crate::output::{count, hex, sol, thousands, Outcome};
@@ -60,9 +61,13 @@ pub async fn run(g: &Globals, cmd: &RunCommand) -> Result<()> {
                 .map(|p| Artifact::load(p, None))
                 .transpose()?;
             let ctx = crank::context(c, &key, local).await?;
-            let out = crank_with_progress(c, &ctx, crank, false)
+            let mut out = crank_with_progress(c, &ctx, crank, false)
                 .await
                 .map_err(|e| stays_open(e, &key, "its deposit to its opener"))?;
+            // A run that names a callback is delivered once finished.
+            if let Some(d) = deliver::plan(c, &key).await? {
+                out.delivered = Some(deliver::send(c, &d).await?);
+            }
             g.print(&out);
         }
         RunCommand::Show { run } => {
@@ -165,6 +170,7 @@ impl Outcome for RunView {
             "temperature_q16": self.temperature_q16,
             "temperature": params::temperature_text(self.temperature_q16),
             "seed": self.seed,
+            "allowance": self.allowance,
             "phase": self.info.phase as u32,
             "turns": self.info.turns,
             "generated": self.info.generated,
@@ -177,8 +183,8 @@ impl Outcome for RunView {
     fn text(&self) -> String {
         format!(
             "run: {}\nmodel: {}\nopener: {}\n{}: {}, {} of {} tokens\nprompt: {:?}\n\
-             temperature: {}, seed: {}\ntext: {:?}\nroyalty: {} lamports per token; {} paid, {} \
-             escrowed\n{}",
+             temperature: {}, seed: {}\nturn allowance: {}\ntext: {:?}\nroyalty: {} lamports per \
+             token; {} paid, {} escrowed\n{}",
             self.run,
             self.model,
             self.opener,
@@ -193,6 +199,11 @@ impl Outcome for RunView {
             String::from_utf8_lossy(&self.prompt),
             params::temperature_text(self.temperature_q16),
             self.seed,
+            match self.allowance {
+                0 => "none recorded (opened by an older program): the run cannot turn, only close"
+                    .to_string(),
+                a => format!("{} compute units, fixed at opening", thousands(a as u64)),
+            },
             String::from_utf8_lossy(&self.text),
             self.royalty,
             sol(self.paid),
@@ -369,6 +380,7 @@ impl Outcome for Cranked {
             "text": String::from_utf8_lossy(&self.text),
             "text_hex": hex(&self.text),
             "seconds": self.seconds,
+            "delivery": self.delivered.as_ref().map(delivery_json),
         })
     }
 
@@ -428,6 +440,14 @@ impl Outcome for Cranked {
                 count(self.turns_by_others, "turn", "turns")
             );
         }
+        if let Some(d) = &self.delivered {
+            out += &format!(
+                "delivered to its callback in {}: fee {}, earned {}\n",
+                d.signature,
+                sol(d.fee),
+                sol(d.earned)
+            );
+        }
         out
     }
 }
@@ -435,6 +455,11 @@ impl Outcome for Cranked {
 /// One pass of `curta crank` over the open runs.
 struct Pass {
     cranked: Vec<Cranked>,
+    /// Finished runs delivered in this pass (those it cranked to their end
+    /// included).
+    delivered: Vec<deliver::Delivered>,
+    /// Finished runs whose delivery fee does not cover its cost: left.
+    underpaid_deliveries: u64,
     /// Runs it could not advance, and why.
     refused: Vec<(Pubkey, String)>,
     /// Runs skipped for paying less than `--min-fee` a turn.
@@ -464,10 +489,12 @@ impl Outcome for Pass {
             "turns": turns,
             "failed": failed,
             "turns_by_others": self.cranked.iter().map(|c| c.turns_by_others).sum::<u64>(),
-            "transactions": self.cranked.iter().map(|c| c.transactions()).sum::<u64>(),
-            "fees": self.cranked.iter().map(|c| c.fees()).sum::<u64>(),
-            "earned": self.cranked.iter().map(|c| c.earned()).sum::<u64>(),
+            "deliveries": self.delivered.iter().map(delivery_json).collect::<Vec<_>>(),
+            "transactions": self.transactions(),
+            "fees": self.fees(),
+            "earned": self.earned(),
             "skipped_below_min_fee": self.underpaid,
+            "deliveries_skipped_below_cost": self.underpaid_deliveries,
         })
     }
 
@@ -487,16 +514,30 @@ impl Outcome for Pass {
         for (run, e) in &self.refused {
             out += &format!("run {run}: not cranked: {e}\n");
         }
+        for d in &self.delivered {
+            out += &format!(
+                "run {}: delivered in {} (fee {}, earned {})\n",
+                d.run,
+                d.signature,
+                sol(d.fee),
+                sol(d.earned)
+            );
+        }
         if self.underpaid > 0 {
             out += &format!(
                 "{} paying less than --min-fee a turn: skipped\n",
                 count(self.underpaid, "run", "runs")
             );
         }
+        if self.underpaid_deliveries > 0 {
+            out += &format!(
+                "{} whose delivery fee is below the delivery's cost: not delivered\n",
+                count(self.underpaid_deliveries, "finished run", "finished runs")
+            );
+        }
         let landed: u64 = self.cranked.iter().map(|c| c.turns.len() as u64).sum();
         let sent: u64 = self.cranked.iter().map(|c| c.transactions()).sum();
-        let fees: u64 = self.cranked.iter().map(|c| c.fees()).sum();
-        let earned: u64 = self.cranked.iter().map(|c| c.earned()).sum();
+        let (fees, earned) = (self.fees(), self.earned());
         out += &format!(
             "{}: {} landed by this cranker in {} ({} per turn landed)\n",
             count(self.cranked.len() as u64, "run", "runs"),
@@ -516,6 +557,33 @@ impl Outcome for Pass {
         );
         out
     }
+}
+
+impl Pass {
+    /// Turns and deliveries sent.
+    fn transactions(&self) -> u64 {
+        self.cranked.iter().map(|c| c.transactions()).sum::<u64>() + self.delivered.len() as u64
+    }
+    fn fees(&self) -> u64 {
+        self.cranked.iter().map(|c| c.fees()).sum::<u64>()
+            + self.delivered.iter().map(|d| d.fee).sum::<u64>()
+    }
+    fn earned(&self) -> u64 {
+        self.cranked.iter().map(|c| c.earned()).sum::<u64>()
+            + self.delivered.iter().map(|d| d.earned).sum::<u64>()
+    }
+}
+
+/// A delivery as `--output json` gives it.
+fn delivery_json(d: &deliver::Delivered) -> Value {
+    json!({
+        "run": d.run.to_string(),
+        "signature": d.signature.to_string(),
+        "slot": d.slot,
+        "fee": d.fee,
+        "earned": d.earned,
+        "compute_units": d.compute_units,
+    })
 }
 
 /// `curta crank`: every open run (of `model`, when given) cranked to its
@@ -540,6 +608,8 @@ pub async fn crank_all(
     loop {
         let mut pass = Pass {
             cranked: vec![],
+            delivered: vec![],
+            underpaid_deliveries: 0,
             refused: vec![],
             underpaid: 0,
         };
@@ -571,11 +641,42 @@ pub async fn crank_all(
                 }
             }
         }
+        // Then every finished run that names a callback, cranked now or
+        // before: delivered when its fee covers what sending it costs.
+        for (run, fee) in runs::deliverable(c, model.as_ref()).await? {
+            if refused.contains(&run) {
+                continue;
+            }
+            let outcome = match deliver::plan(c, &run).await {
+                Ok(Some(d)) => match deliver::cost(c, &d).await {
+                    Ok(cost) if fee < cost.max(min_fee) => {
+                        pass.underpaid_deliveries += 1;
+                        continue;
+                    }
+                    Ok(_) => deliver::send(c, &d).await.map(Some),
+                    Err(e) => Err(e),
+                },
+                Ok(None) => Ok(None),
+                Err(e) => Err(e),
+            };
+            match outcome {
+                Ok(Some(d)) => pass.delivered.push(d),
+                Ok(None) => {}
+                Err(e) if crate::interrupt::happened() => {
+                    g.print(&pass);
+                    return Err(e);
+                }
+                Err(e) => {
+                    refused.insert(run);
+                    pass.refused.push((run, e.to_string()));
+                }
+            }
+        }
         if once {
             g.print(&pass);
             return Ok(());
         }
-        if !pass.cranked.is_empty() || !pass.refused.is_empty() {
+        if !pass.cranked.is_empty() || !pass.refused.is_empty() || !pass.delivered.is_empty() {
             g.print(&pass);
         }
         tokio::time::sleep(pause).await;

@@ -186,6 +186,9 @@ export function decodeWeightAccount(data, where) {
  * @property {number} tokensAt account offset of the generated token ids
  * @property {number} textAt account offset of the output text
  * @property {bigint} seed the sampler's seed as the opener chose it
+ * @property {number} allowance the config's turn allowance at opening, which every turn of the run is planned under (0: opened by an older program; it cannot turn)
+ * @property {number} callbackAt account offset of the callback record `deliver` invokes (0: none); the state ends there
+ * @property {bigint} deliveryFee lamports paid to whoever sends `deliver`
  * @property {Uint8Array} state the core state (docs/state.md)
  */
 
@@ -211,6 +214,10 @@ export function decodeRunAccount(data, where) {
     tokensAt: r.tokensAt,
     textAt: r.textAt,
     seed: r.seed,
-    state: data.slice(RUN_HEADER_LEN),
+    allowance: r.allowance,
+    callbackAt: r.callbackAt,
+    deliveryFee: r.deliveryFee,
+    // The state ends at the callback record, when the run names one.
+    state: data.slice(RUN_HEADER_LEN, r.callbackAt === 0 ? data.length : Math.min(r.callbackAt, data.length)),
   };
 }

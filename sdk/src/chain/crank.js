@@ -15,7 +15,7 @@ import { decodeRunAccount, MODEL_STATUS } from './accounts.js';
 import { equalBytes, fromBase64 } from './bytes.js';
 import { requireCore } from './client.js';
 import { customCode, describeTransactionError, logTail } from './errors.js';
-import { fetchConfig, fetchModel, fetchRawAccount, fetchRunAccount } from './fetch.js';
+import { fetchModel, fetchRawAccount, fetchRunAccount } from './fetch.js';
 import * as ix from './instructions.js';
 import { checkArtifact, checkModelIdentity, fetchArtifact } from './models.js';
 import { rentFor } from './rent.js';
@@ -68,7 +68,7 @@ export class CurtaReplayMismatch extends Error {
  * @property {string} run
  * @property {string} model
  * @property {import('../format.js').ChargeTable} charges the model's charge table, which the turns were planned with
- * @property {number} allowance the config's turn allowance, which the turns were planned under
+ * @property {number} allowance the run's turn allowance (its config's at opening), which the turns were planned under
  * @property {number} turnsBefore the turn count when it started
  * @property {TurnRecord[]} turns
  * @property {FailedTurn[]} failed turn transactions that landed and failed (StaleTurn)
@@ -114,8 +114,12 @@ export async function crankRun(client, runAddress, options = {}) {
   if (!equalBytes(model.identity, run.modelIdentity)) {
     throw new Error(`model ${model.address} is not the one run ${runAddress} was opened on (its identity changed): the run can only be closed`);
   }
-  const config = await fetchConfig(client, model.config);
-  const allowance = checkAllowance(config.allowance);
+  // The allowance the run recorded at opening: the program plans every
+  // turn of it under that, whatever its config's allowance is now.
+  if (run.allowance === 0) {
+    throw new Error(`run ${runAddress} was opened by an older program, which recorded no turn allowance: it cannot turn, and can only be closed`);
+  }
+  const allowance = checkAllowance(run.allowance, "the run's turn allowance");
   let artifact = options.artifact;
   if (artifact) checkArtifact(core, model, artifact);
   else artifact = await fetchArtifact(client, model);

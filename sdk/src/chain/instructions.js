@@ -85,8 +85,8 @@ export const sealModel = (program, a) => getSealModelInstruction(a, at(program))
 
 /**
  * @param {Address} program
- * @param {{ config: Address, model: Address, run: TransactionSigner, opener: TransactionSigner, maxTokens: number, temperatureQ16: number, seed: bigint, royalty: bigint, identity: Uint8Array, crankFee: bigint, crankDeposit: bigint, staged: number, prompt: Uint8Array }} a
- *   `prompt` is the part of the prompt that travels in the data (after the `staged` bytes)
+ * @param {{ config: Address, model: Address, run: TransactionSigner, opener: TransactionSigner, maxTokens: number, temperatureQ16: number, seed: bigint, royalty: bigint, identity: Uint8Array, crankFee: bigint, crankDeposit: bigint, staged: number, deliveryFee?: bigint, callback?: Uint8Array, prompt: Uint8Array }} a
+ *   `prompt` is the part of the prompt that travels in the data (after the `staged` bytes); `callback` a callback record (docs/program.md, "Delivery"), none by default
  */
 export const openRun = (program, a) =>
   getOpenRunInstruction(
@@ -103,6 +103,9 @@ export const openRun = (program, a) =>
       crankFee: a.crankFee,
       crankDeposit: a.crankDeposit,
       staged: a.staged,
+      // A run opened by this client names no callback: its opener reads it.
+      deliveryFee: a.deliveryFee ?? 0n,
+      callback: a.callback ?? new Uint8Array(0),
       prompt: a.prompt,
     },
     at(program),

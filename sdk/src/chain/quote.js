@@ -25,7 +25,7 @@ import { feeForMessage, lamportsPerSignature } from './transactions.js';
  * @property {number} turns the turns the run takes (the module's replay)
  * @property {number} turnsAtMost without an early end token (the module's quote; under another allowance than the default, which the module's quote does not take, the replay's turns)
  * @property {import('../format.js').ChargeTable} charges the model's charge table, which every turn is planned with
- * @property {number} allowance the config's turn allowance, which every turn is planned under
+ * @property {number} allowance the config's turn allowance, which the run records at opening and every turn of it is planned under
  * @property {number} tokens
  * @property {number} openTransactions 1, or more with a long prompt
  * @property {number} transactions open, every turn, close

@@ -6,7 +6,8 @@
 // replay (core/src/client/replay.rs), the one the crank checks against and
 // the CLI runs natively. Every turn is planned as the program plans it:
 // with the model's charge table (its artifact's flags, which the Model
-// account records) and its config account's allowance.
+// account records) and the run's allowance (its config account's at
+// opening, which the Run account records).
 
 import { CoreSession } from '../session.js';
 import { DEFAULT_ALLOWANCE, checkAllowance as checkRange, readStateInfo } from '../format.js';
@@ -35,18 +36,19 @@ import { fromBase64 } from './bytes.js';
  */
 
 /**
- * A config account's turn allowance, checked: the module plans and runs
- * turns under any the program accepts, 22,096 to 1,350,000 compute units.
- * @param {number} allowance the config's
+ * A turn allowance, checked: the module plans and runs turns under any
+ * the program accepts, 22,096 to 1,350,000 compute units.
+ * @param {number} allowance a config's, or a run's
+ * @param {string} [what] what it is, for the error: the config's by default
  * @returns {number}
  * @throws {RangeError} for one outside that range (no program would have written it)
  */
-export function checkAllowance(allowance) {
-  return checkRange(allowance, "the config's turn allowance");
+export function checkAllowance(allowance, what = "the config's turn allowance") {
+  return checkRange(allowance, what);
 }
 
 /**
- * How a replay plans: the config account's allowance.
+ * How a replay plans: the run's allowance (its config's at opening).
  * @typedef {object} ReplayOptions
  * @property {number} [allowance] 1,350,000 by default
  */

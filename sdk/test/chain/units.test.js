@@ -129,7 +129,7 @@ test('errors are named by the program that raised them', () => {
   assert.equal(transactionError(core, { InstructionError: [0, { Custom: 263 }] }, { programId: program, programs: [program] }).name, 'CoreError(ContextExceeded)');
 });
 
-test('a prompt is staged when the create-and-open transaction cannot hold it (732 bytes with the opener paying), as the core packs it', async () => {
+test('a prompt is staged when the create-and-open transaction cannot hold it (720 bytes with the opener paying), as the core packs it', async () => {
   const payer = await createKeyPairSignerFromPrivateKeyBytes(new Uint8Array(32).fill(5));
   const client = createCurtaClient({ url: 'http://127.0.0.1:1', programId: addr(1), payer, core });
   const run = await generateKeyPairSigner();
@@ -140,13 +140,13 @@ test('a prompt is staged when the create-and-open transaction cannot hold it (73
   // the core's size model is @solana/kit's.
   assert.equal(core.writeChunk('legacy'), 986);
   assert.equal(transactionSize(client, [ix.write(addr(1), { model: addr(5), weight: addr(7), owner: payer, offset: 0, bytes: new Uint8Array(986) })]), 1232);
-  for (const [len, count] of [[0, 1], [732, 1], [733, 2], [1024, 2]]) {
+  for (const [len, count] of [[0, 1], [720, 1], [721, 2], [1024, 2]]) {
     const prompt = Uint8Array.from({ length: len }, (_, i) => 97 + (i % 26));
     const p = { prompt, maxTokens: 1, temperatureQ16: 0, seed: 0n, label: '' };
     const txs = openTransactions(client, model, run, p, { fee: 0n, deposit: 0n }, create);
     assert.equal(txs.length, count, `a ${len}-byte prompt`);
     assert.ok(txs.every((t) => fits(client, t)));
-    if (len === 732) assert.equal(transactionSize(client, txs[0]), 1232);
+    if (len === 720) assert.equal(transactionSize(client, txs[0]), 1232);
     // The staged bytes and the inline rest make the prompt.
     const rebuilt = new Uint8Array(len);
     for (const t of txs) {
