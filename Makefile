@@ -10,8 +10,12 @@ DEB_CARGO := /usr/bin/cargo
 DEB_RUSTC := /usr/bin/rustc
 # A RUSTFLAGS or CARGO_ENCODED_RUSTFLAGS variable would replace the
 # rustflags of .cargo/config.toml, and a RUSTC_WRAPPER would run rustup's
-# rustc: clear them for the Debian builds.
-DEB_ENV := env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS -u RUSTC_WRAPPER RUSTC=$(DEB_RUSTC) RUSTC_BOOTSTRAP=1
+# rustc: clear them for the Debian builds. DEB_ENV_STABLE is stable Rust
+# (what a program outside this repository builds with, the storyteller);
+# DEB_ENV adds RUSTC_BOOTSTRAP=1 for the core's inline assembly
+# (asm_experimental_arch) and -Zbuild-std.
+DEB_ENV_STABLE := env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS -u RUSTC_WRAPPER -u RUSTC_BOOTSTRAP RUSTC=$(DEB_RUSTC)
+DEB_ENV := $(DEB_ENV_STABLE) RUSTC_BOOTSTRAP=1
 
 SBF_TARGET := bpfel-unknown-none
 SBF_TARGET_DIR := $(ROOT)/target/sbf
@@ -29,15 +33,34 @@ SBF_CARGO_OF = cd $(ROOT) && $(DEB_ENV) $(DEB_CARGO) build -p $(1) --lib --targe
 # SBPF version), or the recipe fails.
 INSTALL_SBF = $(call INSTALL_SBF_LIB,$(1),$(2),$(3),curta_program)
 # The same for the library named $(4).
-INSTALL_SBF_LIB = llvm-readelf-22 -h $(1)/$(SBF_TARGET)/sbf/lib$(4).so | tr -s ' ' > $(1)/elf-header.txt && \
+INSTALL_SBF_LIB = $(call INSTALL_SBF_PROFILE,$(1),$(2),$(3),$(4),sbf)
+# The same for the profile $(5) (its folder under the target's).
+INSTALL_SBF_PROFILE = llvm-readelf-22 -h $(1)/$(SBF_TARGET)/$(5)/lib$(4).so | tr -s ' ' > $(1)/elf-header.txt && \
 	grep -q -x ' Machine: EM_BPF' $(1)/elf-header.txt && grep -q -x ' Flags: $(3)' $(1)/elf-header.txt || \
-	{ echo "$(1)/$(SBF_TARGET)/sbf/lib$(4).so is not an SBPF ELF with e_flags $(3):" >&2; cat $(1)/elf-header.txt >&2; exit 1; } ; \
-	install -D -m 0644 $(1)/$(SBF_TARGET)/sbf/lib$(4).so $(2) && ls -l $(2)
-# The example consumer program (examples/storyteller), built the same way
-# in a target dir of its own: it turns on curta-program's no-entrypoint
-# feature, and cargo builds that crate's cdylib for it too, under the same
-# file name as Curta's own, which must not share a folder with it.
+	{ echo "$(1)/$(SBF_TARGET)/$(5)/lib$(4).so is not an SBPF ELF with e_flags $(3):" >&2; cat $(1)/elf-header.txt >&2; exit 1; } ; \
+	install -D -m 0644 $(1)/$(SBF_TARGET)/$(5)/lib$(4).so $(2) && ls -l $(2)
+# The example consumer program (examples/storyteller): a workspace of its
+# own, as a program outside this repository would be (pinocchio 0.12, which
+# Agave 4.0's crates cannot share a graph with), built as its README says:
+# stable Rust (no RUSTC_BOOTSTRAP), its own release profile, the linker
+# and flags of .cargo/config.toml, into a target dir of its own.
+STORYTELLER_MANIFEST := $(ROOT)/examples/storyteller/Cargo.toml
 STORYTELLER_TARGET_DIR := $(ROOT)/target/sbf-storyteller
+STORYTELLER_HOST_TARGET_DIR := $(ROOT)/target/storyteller
+STORYTELLER_CARGO = cd $(ROOT) && $(DEB_ENV_STABLE) $(DEB_CARGO) build --manifest-path $(STORYTELLER_MANIFEST) --lib --target $(SBF_TARGET) --release
+# The minimal consumer (examples/consumer: `ask`, and `receive`, the
+# callback Curta's `deliver` invokes), built the same way, the command its
+# README gives: from the repository (its .cargo/config.toml's linker and
+# flags), stable Rust, its own Cargo.lock and release profile.
+CONSUMER_MANIFEST := $(ROOT)/examples/consumer/Cargo.toml
+CONSUMER_TARGET_DIR := $(ROOT)/target/sbf-consumer
+CONSUMER_CARGO = cd $(ROOT) && $(DEB_ENV_STABLE) $(DEB_CARGO) build --manifest-path $(CONSUMER_MANIFEST) --lib --target $(SBF_TARGET) --release
+# The test-only callee of harness/tests/delivery.rs
+# (harness/programs/callback-probe: succeeds, fails, burns its budget,
+# reenters Curta or tries to take lamports), built the same way.
+PROBE_CALLEE_MANIFEST := $(ROOT)/harness/programs/callback-probe/Cargo.toml
+PROBE_CALLEE_TARGET_DIR := $(ROOT)/target/sbf-callback-probe
+PROBE_CALLEE_CARGO = cd $(ROOT) && $(DEB_ENV_STABLE) $(DEB_CARGO) build --manifest-path $(PROBE_CALLEE_MANIFEST) --lib --target $(SBF_TARGET) --release
 
 WASM_TARGET := wasm32-unknown-unknown
 WASM_TARGET_DIR := $(ROOT)/target/wasm
@@ -95,8 +118,12 @@ LOCALNET := $${CARGO_TARGET_DIR:-$(ROOT)/target}/debug/curta-localnet
 build-sbf: setup-sbf
 	$(SBF_CARGO) --target-dir $(SBF_TARGET_DIR)
 	@$(call INSTALL_SBF,$(SBF_TARGET_DIR),$(DEPLOY_DIR)/curta_program.so,0x3)
-	$(call SBF_CARGO_OF,curta-storyteller) --target-dir $(STORYTELLER_TARGET_DIR)
-	@$(call INSTALL_SBF_LIB,$(STORYTELLER_TARGET_DIR),$(DEPLOY_DIR)/curta_storyteller.so,0x3,curta_storyteller)
+	$(STORYTELLER_CARGO) --target-dir $(STORYTELLER_TARGET_DIR)
+	@$(call INSTALL_SBF_PROFILE,$(STORYTELLER_TARGET_DIR),$(DEPLOY_DIR)/curta_storyteller.so,0x3,curta_storyteller,release)
+	$(CONSUMER_CARGO) --target-dir $(CONSUMER_TARGET_DIR)
+	@$(call INSTALL_SBF_PROFILE,$(CONSUMER_TARGET_DIR),$(DEPLOY_DIR)/curta_consumer.so,0x3,curta_consumer,release)
+	$(PROBE_CALLEE_CARGO) --target-dir $(PROBE_CALLEE_TARGET_DIR)
+	@$(call INSTALL_SBF_PROFILE,$(PROBE_CALLEE_TARGET_DIR),$(DEPLOY_DIR)/curta_callback_probe.so,0x3,curta_callback_probe,release)
 
 # The measuring build: `turn` writes each chunk's compute units into an
 # extra account (program feature cost-probe), for `make test-costs`.
@@ -168,31 +195,47 @@ test: setup lint test-core test-program test-localnet test-e2e test-faults test-
 # page in headless Chromium.
 test-web: test-idl test-js-chain test-browser
 
-# Formatting and clippy, warnings as errors: the core, the program and the
-# fuzz checks (curta-fuzz-checks), and the fuzz targets' own workspace, in
-# seconds. The harness and the client are linted by every build of theirs
-# (HOST_CARGO); `lint-host` is that build alone.
+# Formatting and clippy, warnings as errors: the interface (with its CPI
+# builders; no #![feature] in it, so it builds on stable Rust), the core,
+# the program and the fuzz checks (curta-fuzz-checks), and the workspaces
+# of their own: the fuzz targets', the storyteller's (with and without its
+# `program` feature, as the harness uses it), the minimal consumer's and
+# the delivery tests' callback probe, in seconds. The harness and the client are linted
+# by every build of theirs (HOST_CARGO); `lint-host` is that build alone.
 lint:
+	@! grep -rn --include=*.rs '#!\[feature' $(ROOT)/interface/src || \
+		{ echo "interface/ builds on stable Rust: no #![feature] in it" >&2; exit 1; }
 	cd $(ROOT) && cargo fmt --all -- --check
 	cd $(ROOT) && cargo fmt --manifest-path fuzz/Cargo.toml -- --check
-	cd $(ROOT) && cargo clippy -q -p curta-core -p curta-program -p curta-storyteller -p curta-fuzz-checks --all-targets --features curta-core/std -- -D warnings
+	cd $(ROOT) && cargo fmt --manifest-path $(STORYTELLER_MANIFEST) -- --check
+	cd $(ROOT) && cargo fmt --manifest-path $(CONSUMER_MANIFEST) -- --check
+	cd $(ROOT) && cargo fmt --manifest-path $(PROBE_CALLEE_MANIFEST) -- --check
+	cd $(ROOT) && cargo clippy -q -p curta-interface -p curta-core -p curta-program -p curta-fuzz-checks --all-targets --features curta-core/std,curta-interface/pinocchio -- -D warnings
 	cd $(ROOT) && cargo clippy -q --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
+	cd $(ROOT) && cargo clippy -q --manifest-path $(STORYTELLER_MANIFEST) --target-dir $(STORYTELLER_HOST_TARGET_DIR) --all-targets -- -D warnings
+	cd $(ROOT) && cargo clippy -q --manifest-path $(STORYTELLER_MANIFEST) --target-dir $(STORYTELLER_HOST_TARGET_DIR) --all-targets --no-default-features -- -D warnings
+	cd $(ROOT) && cargo clippy -q --manifest-path $(CONSUMER_MANIFEST) --target-dir $(ROOT)/target/consumer-host --all-targets -- -D warnings
+	cd $(ROOT) && cargo clippy -q --manifest-path $(PROBE_CALLEE_MANIFEST) --target-dir $(ROOT)/target/consumer-host --all-targets -- -D warnings
 
 lint-host:
 	cd $(ROOT) && $(HOST_BUILD)
 
 # The workspace's default members' tests: the core's, the program's and the
 # fuzz checks' (curta-fuzz-checks), which replay every committed fuzz input
-# (fuzz/checks/tests/regressions.rs).
+# (fuzz/checks/tests/regressions.rs); then the storyteller's, in its own
+# workspace.
 test-core: models
 	cd $(ROOT) && CURTA_MODELS=$$(bash $(ROOT)/scripts/fetch-models.sh) cargo test
+	cd $(ROOT) && cargo test --manifest-path $(STORYTELLER_MANIFEST) --target-dir $(STORYTELLER_HOST_TARGET_DIR)
 
 # The program on the SBF VM: every instruction's checks (program.rs), the
 # accounts' lifecycle tried as an attacker would (accounts.rs), and another
 # program requesting and reading runs by CPI (storyteller.rs,
-# examples/storyteller).
+# examples/storyteller), and `deliver` with callbacks that succeed, fail,
+# burn their budget, reenter Curta or try to take lamports (delivery.rs,
+# harness/programs/callback-probe).
 test-program: setup build-sbf
-	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test program --test accounts --test crank_fee --test storyteller
+	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test program --test accounts --test crank_fee --test storyteller --test delivery
 
 # The local validator in the foreground (Ctrl-C stops it and removes its
 # ledger): JSON-RPC on http://127.0.0.1:8899, faucet on 9900, a funded
@@ -216,7 +259,7 @@ test-localnet: setup-host build-sbf
 # says it is, bad input refused in words.
 test-e2e: setup-host models build-sbf build-sbf-v0
 	cd $(ROOT) && $(HOST_BUILD)
-	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test e2e --test paid_crank
+	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test e2e --test paid_crank --test consumer
 
 # The curta client under load and faults, each scenario on a curta-localnet
 # of its own. harness/tests/faults.rs: eight stories260K runs from four

@@ -11,7 +11,7 @@ use curta_core::inference::RunParams;
 use curta_core::protocol::run::CrankFee;
 use curta_core::protocol::{
     self, model, run, weight, ConfigAccountMut, ModelAccount, ModelAccountMut, ModelInit,
-    RunAccountMut, RunInit, WeightAccountMut,
+    RunAccount, RunAccountMut, RunInit, WeightAccountMut,
 };
 use curta_core::{Config, Metadata};
 use solana_account::Account;
@@ -517,7 +517,7 @@ impl Chain {
         cranker: &Pubkey,
     ) -> Vec<Instruction> {
         let data = self.data(run_key).await;
-        let state = &data[run::HEADER_LEN..];
+        let state = state_of(&data);
         let weights = keys.turn_weights(*cfg, state, allowance);
         let turns = curta_core::StateInfo::read(state).map(|s| s.turns).ok();
         let turn = ix::turn(&PROGRAM_ID, keys, run_key, cranker, &weights, turns);
@@ -533,7 +533,7 @@ impl Chain {
         allowance: u32,
     ) -> Instruction {
         let data = self.data(run_key).await;
-        let state = &data[run::HEADER_LEN..];
+        let state = state_of(&data);
         let weights = keys.turn_weights(*cfg, state, allowance);
         let turns = curta_core::StateInfo::read(state).map(|s| s.turns).ok();
         let payer = self.payer().pubkey();
@@ -607,9 +607,15 @@ fn program_account(data: Vec<u8>) -> Account {
 }
 
 /// A run account of `keys`' model, opened by `opener` with no royalty or
-/// crank fee, holding `state` (any cursor), built host-side for a bank to
-/// preload: a turn from a chosen point.
-pub fn preloaded_run(keys: &ModelKeys, opener: &Pubkey, cfg: &Config, state: &[u8]) -> Account {
+/// crank fee under `allowance`, holding `state` (any cursor), built
+/// host-side for a bank to preload: a turn from a chosen point.
+pub fn preloaded_run(
+    keys: &ModelKeys,
+    opener: &Pubkey,
+    cfg: &Config,
+    state: &[u8],
+    allowance: u32,
+) -> Account {
     let h = curta_core::state::Header::read(state).expect("a state");
     let layout = curta_core::state::StateLayout::new(cfg, h.prompt_len as usize, h.max_tokens)
         .expect("the state's layout");
@@ -625,6 +631,9 @@ pub fn preloaded_run(keys: &ModelKeys, opener: &Pubkey, cfg: &Config, state: &[u
         tokens_at: (run::HEADER_LEN + layout.output_tokens) as u32,
         text_at: (run::HEADER_LEN + layout.output_text) as u32,
         seed: h.seed,
+        allowance,
+        callback_at: 0,
+        delivery_fee: 0,
     });
     data.extend_from_slice(state);
     program_account(data)
@@ -718,4 +727,14 @@ pub fn preloaded_config(admin: &Pubkey, allowance: u32) -> (Pubkey, Account) {
     let mut data = vec![0u8; protocol::config::LEN];
     ConfigAccountMut(&mut data).init(admin.as_array(), allowance);
     (Pubkey::new_unique(), program_account(data))
+}
+
+/// A run account's state: up to its callback record when it names one
+/// (`RunAccount::state`), else everything after the header (so a test can
+/// still hand the program bytes that are no run).
+pub fn state_of(data: &[u8]) -> &[u8] {
+    match RunAccount::read(data) {
+        Ok(r) => r.state(),
+        Err(_) => &data[run::HEADER_LEN.min(data.len())..],
+    }
 }

@@ -92,16 +92,13 @@ pub async fn measure(model: &str) -> Slope {
     let (pt, keys) =
         chain::preloaded_bank(&admin.pubkey(), allowances[0], &art, &owner.pubkey(), 0);
     let run_key = Pubkey::new_unique();
-    let run_account = chain::preloaded_run(&keys, &owner.pubkey(), &cfg, &state);
     let mut c = Chain::start(pt).await;
     c.fund(&owner.pubkey(), 1_000_000_000).await;
     let mut program_cu = [0u64; 2];
     for (cu, &a) in program_cu.iter_mut().zip(&allowances) {
-        c.ctx.set_account(&run_key, &run_account.clone().into());
-        c.ctx.set_account(
-            &keys.config_account,
-            &chain::preloaded_config(&admin.pubkey(), a).1.into(),
-        );
+        // The run's allowance is the one its turns are cut under.
+        let run_account = chain::preloaded_run(&keys, &owner.pubkey(), &cfg, &state, a);
+        c.ctx.set_account(&run_key, &run_account.into());
         let out = c.turn(&keys, &run_key, &cfg, a).await;
         assert_eq!(out.result, Ok(()), "slope turn: {:#?}", out.logs);
         *cu = out.program_cu;

@@ -2,9 +2,11 @@
 //! client of it would: for its SBF VM test and its run on curta-localnet.
 
 use curta_client::instructions::ModelKeys;
+use curta_core::format::Config;
 use curta_core::inference::RunParams;
+use curta_core::protocol::run;
 use curta_core::protocol::run::CrankFee;
-use curta_storyteller::instruction::{Request, FULFILL};
+use curta_storyteller::instruction::{Request, CALLBACK_LEN, CANCEL, FULFILL};
 use curta_storyteller::state::SEED;
 use solana_instruction::{AccountMeta, Instruction};
 use solana_pubkey::Pubkey;
@@ -24,9 +26,17 @@ impl Storyteller {
         Pubkey::find_program_address(&[SEED, run.as_ref()], &self.program).0
     }
 
+    /// The size of a run the storyteller opens: its state and the callback
+    /// record `request` names (`CALLBACK_LEN`).
+    pub fn run_len(config: &Config, p: &RunParams) -> usize {
+        run::account_size(config, p.prompt.len(), p.max_tokens, CALLBACK_LEN)
+            .expect("run parameters in range")
+    }
+
     /// `request`: the user asks for `p` of `keys`' model (its royalty and
-    /// identity as read), paying each turn's sender `crank`'s fee; `run` is
-    /// created in the same transaction and signs.
+    /// identity as read), paying each turn's sender `crank`'s fee and its
+    /// deliverer `delivery_fee`; `run` is created in the same transaction
+    /// (`run_len` bytes) and signs.
     pub fn request(
         &self,
         user: &Pubkey,
@@ -34,6 +44,7 @@ impl Storyteller {
         keys: &ModelKeys,
         p: &RunParams,
         crank: &CrankFee,
+        delivery_fee: u64,
     ) -> Instruction {
         let args = Request {
             max_tokens: p.max_tokens,
@@ -43,6 +54,7 @@ impl Storyteller {
             model_identity: &keys.identity,
             crank_fee: crank.fee,
             crank_deposit: crank.deposit,
+            delivery_fee,
             prompt: p.prompt,
         };
         let mut data = vec![0u8; args.encoded_len()];
@@ -74,6 +86,21 @@ impl Storyteller {
                 AccountMeta::new_readonly(self.curta, false),
             ],
             data: vec![FULFILL],
+        }
+    }
+
+    /// `cancel`: the user, signing, takes back everything of a request not
+    /// fulfilled (the run closed through Curta if it is still there).
+    pub fn cancel(&self, user: &Pubkey, request: &Pubkey, run: &Pubkey) -> Instruction {
+        Instruction {
+            program_id: self.program,
+            accounts: vec![
+                AccountMeta::new(*user, true),
+                AccountMeta::new(*request, false),
+                AccountMeta::new(*run, false),
+                AccountMeta::new_readonly(self.curta, false),
+            ],
+            data: vec![CANCEL],
         }
     }
 }

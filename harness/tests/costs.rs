@@ -86,7 +86,8 @@ async fn a_turn_of_attention_at_full_context_stays_within_its_plan() {
     let mut c = Chain::start(pt).await;
     c.fund(&owner.pubkey(), 1_000_000_000).await;
     let run_key = Pubkey::new_unique();
-    let account = chain::preloaded_run(&keys, &owner.pubkey(), &m.config, &state);
+    let account =
+        chain::preloaded_run(&keys, &owner.pubkey(), &m.config, &state, CHARGES.allowance);
     c.ctx.set_account(&run_key, &account.into());
     let out = c.turn(&keys, &run_key, &m.config, CHARGES.allowance).await;
     assert_eq!(out.result, Ok(()), "{:#?}", out.logs);

@@ -273,6 +273,9 @@ async fn a_finished_run_is_read_through_the_documented_checks() {
     assert_eq!(tokens, output_tokens(e.cfg, state));
     assert_eq!(text, output_text(e.cfg, state));
     assert!(!text.is_empty());
+    // Why it stopped: its 6 tokens, no end token among them.
+    let finished = run::read_finished(PROGRAM_ID.as_array(), &data, &expected).unwrap();
+    assert_eq!(finished.reason, run::FinishReason::MaxTokens);
 
     // The checks, each on its own.
     assert_eq!(read(&data, &Pubkey::new_unique()), Err(Refusal::NotCurta));

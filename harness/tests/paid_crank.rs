@@ -21,7 +21,7 @@ use curta_client::instructions::ModelKeys;
 use curta_core::client::replay::{initial_state, replay, Replay};
 use curta_core::inference::RunParams;
 use curta_core::planner::CHARGES;
-use curta_core::protocol::run::{self, CrankFee};
+use curta_core::protocol::run::CrankFee;
 use curta_harness::curta::Curta;
 use curta_harness::localnet::Localnet;
 use curta_harness::models::artifact;
@@ -81,7 +81,7 @@ impl Net {
         let start = initial_state(&art, &p).expect("a run");
         let replay = replay(&art, &start, CHARGES.allowance).expect("the replay");
         let crank = CrankFee::for_turns(FEE, replay.steps.len() as u64);
-        let len = run::HEADER_LEN + curta_core::state_size(self.config, prompt.len(), 12).unwrap();
+        let len = Storyteller::run_len(&self.config, &p);
         let rent = self
             .rpc
             .get_minimum_balance_for_rent_exemption(len)
@@ -97,7 +97,7 @@ impl Net {
         );
         let request = self
             .story
-            .request(&user.pubkey(), &run.pubkey(), &self.keys, &p, &crank);
+            .request(&user.pubkey(), &run.pubkey(), &self.keys, &p, &crank, 0);
         let fee = self.send(&[create, request], &user, &[&run]);
         Asked {
             run: run.pubkey(),

@@ -501,6 +501,141 @@ async fn config_errors_and_admin_rotation() {
     );
 }
 
+/// A run's terms are fixed when it opens: its allowance too. The admin
+/// lowers the config's allowance mid-run; the run still takes exactly the
+/// turns it was quoted (and its crank deposit bought) under the allowance
+/// it opened with, each paying the crank fee, while a run opened after the
+/// change takes the new allowance's turns. A run with no recorded
+/// allowance (opened by an older program) cannot turn.
+#[tokio::test]
+async fn a_runs_allowance_is_fixed_at_opening() {
+    use curta_core::client::replay::{initial_state, replay};
+    const FEE: u64 = 7_000;
+    const LOWER: u32 = 400_000;
+    let mut e = env().await;
+    let (keys, cfg, admin) = (e.keys.clone(), e.cfg, e.admin.insecure_clone());
+    let art = artifact("stories260K");
+    let s = spec(b"Once upon a time", 4, 0, 0);
+    let start = initial_state(&art, &chain::run_params(&s)).unwrap();
+    let quoted = replay(&art, &start, CHARGES.allowance).unwrap();
+    let lower = replay(&art, &start, LOWER).unwrap();
+    let turns = quoted.steps.len() as u64;
+    assert!(
+        lower.steps.len() as u64 > turns,
+        "the lower allowance must take more turns: {} against {turns}",
+        lower.steps.len()
+    );
+
+    // Opened under the config's allowance, with a crank deposit of the fee
+    // for each of the turns it was quoted.
+    let opener = e.opener.insecure_clone();
+    let crank = CrankFee::for_turns(FEE, turns);
+    let escrow = ROYALTY * s.max_tokens as u64;
+    let (run_key, out) = e
+        .chain
+        .open_run(&keys, &cfg, &s, &opener, escrow, &crank)
+        .await;
+    assert_eq!(out.result, Ok(()), "open_run: {:#?}", out.logs);
+    let allowance_of = |data: &[u8]| protocol::RunAccount(data).allowance();
+    assert_eq!(
+        allowance_of(&e.chain.data(&run_key).await),
+        CHARGES.allowance
+    );
+    let cranker = Keypair::new();
+    e.chain.fund(&cranker.pubkey(), 1_000_000_000).await;
+
+    // One turn, then the admin lowers the allowance.
+    let mut receipts = vec![];
+    let out = e
+        .chain
+        .turn_by(&keys, &run_key, &cfg, CHARGES.allowance, &cranker)
+        .await;
+    assert_eq!(out.result, Ok(()), "{:#?}", out.logs);
+    receipts.push(out.receipts()[0].event);
+    let set = ix::set_allowance(&PROGRAM_ID, &e.config(), &admin.pubkey(), LOWER);
+    e.ok(&[set], &[&admin]).await;
+    assert_eq!(
+        protocol::ConfigAccount(&e.chain.data(&e.config()).await).allowance(),
+        LOWER
+    );
+
+    // The rest of the run: every turn planned under the run's allowance,
+    // read from its header, as a client does.
+    loop {
+        let data = e.chain.data(&run_key).await;
+        if curta_core::StateInfo::read(&data[run::HEADER_LEN..])
+            .unwrap()
+            .complete
+        {
+            break;
+        }
+        assert!(
+            receipts.len() < quoted.steps.len(),
+            "more turns than quoted"
+        );
+        let allowance = allowance_of(&data);
+        assert_eq!(allowance, CHARGES.allowance, "the run's allowance changed");
+        let out = e
+            .chain
+            .turn_by(&keys, &run_key, &cfg, allowance, &cranker)
+            .await;
+        assert_eq!(
+            out.result,
+            Ok(()),
+            "turn {}: {:#?}",
+            receipts.len() + 1,
+            out.logs
+        );
+        receipts.push(out.receipts()[0].event);
+    }
+    // Exactly the quoted turns, each the replay's under the run's allowance
+    // (some charging more than the config now allows), each paid the fee:
+    // the deposit is spent exactly, no turn went unpaid.
+    assert_eq!(receipts.len() as u64, turns);
+    for (r, step) in receipts.iter().zip(&quoted.steps) {
+        assert_eq!(
+            (r.charged, r.generated, r.crank_paid),
+            (step.charged, step.generated, FEE),
+            "turn {}",
+            r.turns
+        );
+    }
+    assert!(receipts.iter().any(|r| r.charged > LOWER));
+    let data = e.chain.data(&run_key).await;
+    let r = protocol::RunAccount(&data);
+    assert_eq!(
+        (r.crank_paid(), r.crank_deposited()),
+        (FEE * turns, FEE * turns)
+    );
+    assert_eq!(r.state(), &quoted.final_state[..]);
+
+    // A run opened after the change takes the new allowance's turns.
+    let after = e.open(&s).await;
+    assert_eq!(allowance_of(&e.chain.data(&after).await), LOWER);
+    let mut charged = vec![];
+    while !curta_core::StateInfo::read(&e.state(&after).await)
+        .unwrap()
+        .complete
+    {
+        let out = e.chain.turn(&keys, &after, &cfg, LOWER).await;
+        assert_eq!(out.result, Ok(()), "{:#?}", out.logs);
+        charged.push(out.receipts()[0].event.charged);
+    }
+    let want: Vec<u32> = lower.steps.iter().map(|t| t.charged).collect();
+    assert_eq!(charged, want);
+    assert_eq!(e.state(&after).await, &lower.final_state[..]);
+
+    // A run whose header records no allowance (0, as an older program
+    // left it) cannot turn: the core refuses the allowance.
+    let old = e.open(&s).await;
+    let mut account = e.chain.account(&old).await.unwrap();
+    account.data[run::ALLOWANCE..run::ALLOWANCE + 4].fill(0);
+    e.chain.ctx.set_account(&old, &account.into());
+    let ix = e.chain.turn_ix(&keys, &old, &cfg, LOWER).await;
+    e.refused(&[ix], &[], core(curta_core::Error::InvalidConfig))
+        .await;
+}
+
 #[tokio::test]
 async fn arithmetic_overflow_and_rent_read_exactly() {
     let mut e = env().await;

@@ -7,7 +7,10 @@
 //! was: a run not finished, opened by someone else or of another model, a
 //! request that is not the storyteller's, a request at another address or
 //! unsigned by its run, a model identity Curta does not have, and a run
-//! opened in the storyteller's name by anyone but the storyteller.
+//! opened in the storyteller's name by anyone but the storyteller. Then a
+//! request address someone prefunded, and `cancel`: the user taking back
+//! every lamport of a run not finished, of one whose model was retired
+//! and of one already gone, and nobody else able to.
 
 use std::sync::Arc;
 
@@ -37,6 +40,8 @@ const STORYTELLER_ID: Pubkey = Pubkey::new_from_array([0x57; 32]);
 /// Lamports per generated token, and per turn to its cranker.
 const ROYALTY: u64 = 1_000;
 const CRANK_FEE: u64 = 10_000;
+/// What each request offers its deliverer.
+const DELIVERY_FEE: u64 = 20_000;
 const PROMPT: &[u8] = b"Once upon a time";
 const MAX_TOKENS: u32 = 4;
 const SOL: u64 = 1_000_000_000;
@@ -50,6 +55,8 @@ struct Bank {
     cfg: Config,
     art: Arc<Vec<u8>>,
     owner: Pubkey,
+    /// The models' owner's key: it retires a model (`close_weight`).
+    owner_key: Keypair,
     /// Makes every transaction unique (a compute-unit limit of its own),
     /// so one refused and then sent again is not a duplicate.
     nonce: u32,
@@ -99,7 +106,8 @@ struct Requested {
 impl Bank {
     async fn start() -> Bank {
         let admin = Pubkey::new_unique();
-        let owner = Pubkey::new_unique();
+        let owner_key = Keypair::new();
+        let owner = owner_key.pubkey();
         let art = artifact("stories260K");
         let mut pt = chain::program_test();
         pt.add_program("curta_storyteller", STORYTELLER_ID, None);
@@ -120,6 +128,7 @@ impl Bank {
             cfg,
             art,
             owner,
+            owner_key,
             nonce: 0,
         }
     }
@@ -229,8 +238,14 @@ impl Bank {
         (r.steps.len() as u64, info.generated as u64, text)
     }
 
+    /// A run the storyteller opens: its state and its callback record.
     fn run_len(&self) -> usize {
-        run::HEADER_LEN + curta_core::state_size(self.cfg, PROMPT.len(), MAX_TOKENS).unwrap()
+        Storyteller::run_len(&self.cfg, &params())
+    }
+
+    /// The same run opened directly, naming no callback.
+    fn plain_run_len(&self) -> usize {
+        run::account_size(&self.cfg, PROMPT.len(), MAX_TOKENS, 0).unwrap()
     }
 
     /// The user's one transaction: System `create_account` of the run (a
@@ -243,11 +258,24 @@ impl Bank {
         keys: &ModelKeys,
         identity: &[u8; 32],
     ) -> Requested {
+        self.request_run(user, keys, identity, Keypair::new()).await
+    }
+
+    /// `request` with the run's key given.
+    async fn request_run(
+        &mut self,
+        user: &Keypair,
+        keys: &ModelKeys,
+        identity: &[u8; 32],
+        run_kp: Keypair,
+    ) -> Requested {
         let (turns, generated, text) = self.replay();
-        let run_kp = Keypair::new();
         let run_len = self.run_len();
         let crank = CrankFee::for_turns(CRANK_FEE, turns);
-        let funding = self.chain.rent(run_len).await + ROYALTY * MAX_TOKENS as u64 + crank.deposit;
+        let funding = self.chain.rent(run_len).await
+            + ROYALTY * MAX_TOKENS as u64
+            + crank.deposit
+            + DELIVERY_FEE;
         let (request, bump) =
             Pubkey::find_program_address(&[SEED, run_kp.pubkey().as_ref()], &STORYTELLER_ID);
         let create = solana_system_interface::instruction::create_account(
@@ -281,12 +309,23 @@ impl Bank {
     /// Turns until the run is complete, each signed and paid for by
     /// `cranker`: the turns and the fees they cost it.
     async fn crank(&mut self, cranker: &Keypair, keys: &ModelKeys, run_key: &Pubkey) -> (u64, u64) {
+        self.crank_turns(cranker, keys, run_key, u64::MAX).await
+    }
+
+    /// `crank`, stopping after at most `most` turns.
+    async fn crank_turns(
+        &mut self,
+        cranker: &Keypair,
+        keys: &ModelKeys,
+        run_key: &Pubkey,
+        most: u64,
+    ) -> (u64, u64) {
         let (mut turns, mut fees) = (0, 0);
         loop {
             let data = self.chain.data(run_key).await;
-            let state = &data[run::HEADER_LEN..];
+            let state = RunAccount::read(&data).expect("a run").state();
             let info = StateInfo::read(state).unwrap();
-            if info.complete {
+            if info.complete || turns == most {
                 return (turns, fees);
             }
             let weights = keys.turn_weights(self.cfg, state, CHARGES.allowance);
@@ -355,13 +394,113 @@ fn request_ix(
         identity: *identity,
         ..keys.clone()
     };
-    let mut ix = STORY.request(user, run, &named, &params(), crank);
+    let mut ix = STORY.request(user, run, &named, &params(), crank, DELIVERY_FEE);
     ix.accounts[1].pubkey = *request;
     ix
 }
 
 fn fulfill_ix(request: &Pubkey, run: &Pubkey, user: &Pubkey) -> Instruction {
     STORY.fulfill(request, run, user)
+}
+
+fn cancel_ix(user: &Pubkey, request: &Pubkey, run: &Pubkey) -> Instruction {
+    STORY.cancel(user, request, run)
+}
+
+/// The user signs once: the request names the storyteller's `receive` as
+/// the run's callback, a cranker sends the turns and then Curta's
+/// `deliver`, which invokes `receive` (the story into the request) and
+/// gives the user every lamport not spent; the cranker is paid a fee per
+/// turn and the delivery fee. No one else acts.
+#[tokio::test]
+async fn a_story_delivered_to_its_request() {
+    let mut b = Bank::start().await;
+    let user = b.funded(10 * SOL).await;
+    let cranker = b.funded(SOL).await;
+    let owner = b.owner;
+    let user_0 = b.balance(&user.pubkey()).await;
+    let cranker_0 = b.balance(&cranker.pubkey()).await;
+    let owner_0 = b.balance(&owner).await;
+    let keys = b.keys.clone();
+    let q = b.request(&user, &keys, &keys.identity).await;
+    assert_eq!(q.sent.result, Ok(()), "request: {:#?}", q.sent.logs);
+
+    // The run names the callback: the storyteller's `receive`, with the
+    // request, the run and the user; the user is the refund address.
+    let data = b.chain.data(&q.run).await;
+    let early = curta_core::client::delivery::plan(q.run.as_array(), &data);
+    assert_eq!(
+        early,
+        Err(curta_core::client::delivery::NotDeliverable::NotFinished)
+    );
+    let (turns, turn_fees) = b.crank(&cranker, &keys, &q.run).await;
+    let data = b.chain.data(&q.run).await;
+    let plan = curta_core::client::delivery::plan(q.run.as_array(), &data).expect("deliverable");
+    assert_eq!(plan.program, STORYTELLER_ID.to_bytes());
+    assert_eq!(plan.refund, user.pubkey().to_bytes());
+    assert_eq!(
+        plan.accounts,
+        vec![
+            (q.request.to_bytes(), true),
+            (q.run.to_bytes(), false),
+            (user.pubkey().to_bytes(), true),
+        ]
+    );
+    assert_eq!(plan.fee, DELIVERY_FEE);
+    let deliver = vec![
+        ComputeBudgetInstruction::set_compute_unit_limit(plan.compute_units),
+        ix::deliver(&PROGRAM_ID, &plan, &cranker.pubkey()),
+    ];
+    let sent = b.send_as(&cranker, &deliver, &[]).await;
+    assert_eq!(sent.result, Ok(()), "deliver: {:#?}", sent.logs);
+    println!(
+        "deliver: transaction {} compute units (asked {}), Curta's {} (of which the storyteller's \
+         receive, by CPI, {}); {} bytes of text",
+        sent.units,
+        plan.compute_units,
+        sent.units_of(&PROGRAM_ID),
+        sent.units_of(&STORYTELLER_ID),
+        q.text.len()
+    );
+
+    // The story is in the request, the run gone.
+    assert!(b.chain.account(&q.run).await.is_none(), "the run is closed");
+    let account = b.chain.account(&q.request).await.unwrap();
+    let r = story::Request::read(&account.data).expect("a request");
+    assert_eq!(r.text(), &q.text[..], "the native replay's text");
+    assert!(r.fulfilled());
+    let final_rent = b.chain.rent(account.data.len()).await;
+    assert_eq!(account.lamports, final_rent);
+
+    // Every lamport: the user paid its one transaction, the request's rent
+    // at its final size, the royalties, the crank fees and the delivery
+    // fee, and got back all the rest in the delivery.
+    let royalties = ROYALTY * q.generated;
+    assert_eq!(
+        user_0 - b.balance(&user.pubkey()).await,
+        q.sent.fee + final_rent + royalties + CRANK_FEE * turns + DELIVERY_FEE
+    );
+    assert_eq!(
+        b.balance(&cranker.pubkey()).await,
+        cranker_0 + CRANK_FEE * turns + DELIVERY_FEE - turn_fees - sent.fee
+    );
+    assert_eq!(b.balance(&owner).await, owner_0 + royalties);
+
+    // Delivered once: the run is gone, so a second delivery is refused
+    // (Curta no longer owns the account) and moves nothing but its fee.
+    let again = b.send_as(&cranker, &deliver, &[]).await;
+    assert!(
+        again.result.is_err(),
+        "a second delivery: {:#?}",
+        again.logs
+    );
+    assert_eq!(
+        b.balance(&user.pubkey()).await,
+        user_0 - (q.sent.fee + final_rent + royalties + CRANK_FEE * turns + DELIVERY_FEE)
+    );
+    // The story stays; `receive` sent again by anyone changes nothing.
+    let data = b.chain.data(&q.request).await;
+    assert_eq!(story::Request::read(&data).unwrap().text(), &q.text[..]);
 }
 
 #[tokio::test]
@@ -383,7 +522,7 @@ async fn a_story_requested_cranked_and_fulfilled() {
     let keys = b.keys.clone();
     let q = b.request(&user, &keys, &keys.identity).await;
     assert_eq!(q.sent.result, Ok(()), "request: {:#?}", q.sent.logs);
-    let request_rent = b.chain.rent(story::HEADER_LEN).await;
+    let request_rent = b.chain.rent(story::funded_len(MAX_TOKENS)).await;
     assert_eq!(b.balance(&q.request).await, request_rent);
     assert_eq!(b.balance(&q.run).await, q.funding);
     assert_eq!(
@@ -477,6 +616,11 @@ async fn a_story_requested_cranked_and_fulfilled() {
     assert_eq!(b.balance(&owner).await, owner_0 + royalties);
     assert!(b.chain.account(&b.keys.config_account).await == config_0);
     assert!(b.chain.account(&b.keys.model).await == model_0);
+
+    // A fulfilled request keeps its story: the user cannot cancel it.
+    let ixs = [cancel_ix(&user.pubkey(), &q.request, &q.run)];
+    b.refused(&user, &ixs, &[], code(StoryError::AlreadyFulfilled))
+        .await;
 }
 
 #[tokio::test]
@@ -495,7 +639,7 @@ async fn fulfill_refuses_runs_it_did_not_open() {
     // A run opened directly by someone else, of the same model and
     // prompt, finished; and a request naming it, at the storyteller's
     // own address for that run.
-    let run_len = b.run_len();
+    let run_len = b.plain_run_len();
     let funding = b.chain.rent(run_len).await + ROYALTY * MAX_TOKENS as u64;
     let run_kp = Keypair::new();
     let create = solana_system_interface::instruction::create_account(
@@ -576,7 +720,8 @@ async fn request_refusals() {
     let (turns, _, _) = b.replay();
     let crank = CrankFee::for_turns(CRANK_FEE, turns);
     let run_len = b.run_len();
-    let funding = b.chain.rent(run_len).await + ROYALTY * MAX_TOKENS as u64 + crank.deposit;
+    let funding =
+        b.chain.rent(run_len).await + ROYALTY * MAX_TOKENS as u64 + crank.deposit + DELIVERY_FEE;
     let run_kp = Keypair::new();
     let create = solana_system_interface::instruction::create_account(
         &user.pubkey(),
@@ -678,5 +823,241 @@ async fn request_refusals() {
     assert_eq!(
         RunAccount::read(&data).unwrap().opener(),
         request.as_array()
+    );
+}
+
+/// The request's address is known before it exists, so anyone can send it
+/// lamports first: the request still goes through, the user paying only
+/// what the address lacks of its rent, and cancelling gives the user all
+/// of it, what was sent there included.
+#[tokio::test]
+async fn a_prefunded_request_address_is_still_requested() {
+    let mut b = Bank::start().await;
+    let user = b.funded(10 * SOL).await;
+    let keys = b.keys.clone();
+    let request_rent = b.chain.rent(story::funded_len(MAX_TOKENS)).await;
+    // Less than the request's rent (the least a System account may hold,
+    // and a little more), then more than it.
+    let less = b.chain.rent(0).await + 1_000;
+    for prefund in [less, 2 * request_rent] {
+        let user_0 = b.balance(&user.pubkey()).await;
+        let run_kp = Keypair::new();
+        let request = STORY.request_address(&run_kp.pubkey());
+        b.chain.fund(&request, prefund).await;
+        assert_eq!(b.balance(&request).await, prefund);
+        let q = b.request_run(&user, &keys, &keys.identity, run_kp).await;
+        assert_eq!(q.sent.result, Ok(()), "request: {:#?}", q.sent.logs);
+        assert_eq!(q.request, request);
+        println!(
+            "request of a prefunded address ({prefund} lamports there): transaction {} compute units, \
+             the storyteller {} (of which Curta's open_run by CPI {}); the request's bump {} ({} tries)",
+            q.sent.units,
+            q.sent.units_of(&STORYTELLER_ID),
+            q.sent.units_of(&PROGRAM_ID),
+            q.bump,
+            256 - q.bump as u32,
+        );
+        // The request holds its rent, or all that was sent if more; the
+        // user paid only the shortfall.
+        let held = prefund.max(request_rent);
+        let shortfall = held - prefund;
+        assert_eq!(b.balance(&request).await, held);
+        assert_eq!(b.balance(&q.run).await, q.funding);
+        assert_eq!(
+            user_0 - b.balance(&user.pubkey()).await,
+            q.sent.fee + shortfall + q.funding
+        );
+        let account = b.chain.account(&request).await.unwrap();
+        assert_eq!(account.owner, STORYTELLER_ID);
+        assert_eq!(account.data.len(), story::HEADER_LEN);
+        let r = story::Request::read(&account.data).expect("a request");
+        assert_eq!(r.user(), user.pubkey().as_array());
+        assert_eq!(r.run(), q.run.as_array());
+        assert_eq!(r.bump(), q.bump);
+        let data = b.chain.data(&q.run).await;
+        assert_eq!(
+            RunAccount::read(&data).unwrap().opener(),
+            request.as_array()
+        );
+
+        // Cancelled: the run's funding and everything the request held come
+        // to the user, the lamports someone sent there included.
+        let sent = b
+            .send_as(&user, &[cancel_ix(&user.pubkey(), &request, &q.run)], &[])
+            .await;
+        assert_eq!(sent.result, Ok(()), "cancel: {:#?}", sent.logs);
+        assert!(
+            b.chain.account(&request).await.is_none(),
+            "the request is closed"
+        );
+        assert!(b.chain.account(&q.run).await.is_none(), "the run is closed");
+        assert_eq!(
+            b.balance(&user.pubkey()).await,
+            user_0 - q.sent.fee - sent.fee + prefund
+        );
+    }
+}
+
+/// `cancel` on a run not finished: the run closed through Curta, the
+/// request closed, and every lamport but the fees, the royalties of the
+/// tokens made and the crank fees of the turns sent back to the user.
+/// Nobody else can cancel, signing as themselves or naming the user.
+#[tokio::test]
+async fn cancel_returns_every_lamport_of_an_unfinished_run() {
+    let mut b = Bank::start().await;
+    let user = b.funded(10 * SOL).await;
+    let cranker = b.funded(SOL).await;
+    let stranger = b.funded(SOL).await;
+    let owner = b.owner;
+    let keys = b.keys.clone();
+    let user_0 = b.balance(&user.pubkey()).await;
+    let cranker_0 = b.balance(&cranker.pubkey()).await;
+    let owner_0 = b.balance(&owner).await;
+    let q = b.request(&user, &keys, &keys.identity).await;
+    assert_eq!(q.sent.result, Ok(()), "request: {:#?}", q.sent.logs);
+    let (turns, turn_fees) = b.crank_turns(&cranker, &keys, &q.run, 2).await;
+    assert!(turns == 2 && turns < q.turns, "the run is not finished");
+    let royalties = b.balance(&owner).await - owner_0;
+
+    // Someone else: as the user it is not, or naming the user unsigned.
+    let ixs = [cancel_ix(&stranger.pubkey(), &q.request, &q.run)];
+    b.refused(&stranger, &ixs, &[], code(StoryError::WrongUser))
+        .await;
+    let mut unsigned = cancel_ix(&user.pubkey(), &q.request, &q.run);
+    unsigned.accounts[0].is_signer = false;
+    b.refused(&stranger, &[unsigned], &[], code(StoryError::MissingSigner))
+        .await;
+    // The user, naming another run than the request's.
+    let other = Pubkey::new_unique();
+    let ixs = [cancel_ix(&user.pubkey(), &q.request, &other)];
+    let wrong_run = b
+        .refused(&user, &ixs, &[], code(StoryError::WrongRun))
+        .await;
+
+    let sent = b
+        .send_as(&user, &[cancel_ix(&user.pubkey(), &q.request, &q.run)], &[])
+        .await;
+    assert_eq!(sent.result, Ok(()), "cancel: {:#?}", sent.logs);
+    println!(
+        "cancel: transaction {} compute units, the storyteller {} (of which Curta's close_run by CPI {})",
+        sent.units,
+        sent.units_of(&STORYTELLER_ID),
+        sent.units_of(&PROGRAM_ID),
+    );
+    assert!(b.chain.account(&q.run).await.is_none(), "the run is closed");
+    assert!(
+        b.chain.account(&q.request).await.is_none(),
+        "the request is closed"
+    );
+    // Every lamport: the run's rent, unspent escrow and crank deposit and
+    // the request's rent are back.
+    assert_eq!(
+        user_0 - b.balance(&user.pubkey()).await,
+        q.sent.fee + wrong_run.fee + sent.fee + royalties + CRANK_FEE * turns
+    );
+    assert_eq!(
+        b.balance(&cranker.pubkey()).await,
+        cranker_0 + CRANK_FEE * turns - turn_fees
+    );
+    assert_eq!(b.balance(&owner).await, owner_0 + royalties);
+
+    // Once is all: the request is gone.
+    let ixs = [cancel_ix(&user.pubkey(), &q.request, &q.run)];
+    b.refused(&user, &ixs, &[], code(StoryError::NotStoryteller))
+        .await;
+}
+
+/// A run that can never finish, its model retired (a weight account
+/// closed by the owner): turns are refused, and `cancel` still gives the
+/// user every lamport back.
+#[tokio::test]
+async fn cancel_after_the_model_is_retired() {
+    let mut b = Bank::start().await;
+    let user = b.funded(10 * SOL).await;
+    let cranker = b.funded(SOL).await;
+    let owner = b.owner;
+    let keys = b.keys.clone();
+    let user_0 = b.balance(&user.pubkey()).await;
+    let owner_0 = b.balance(&owner).await;
+    let q = b.request(&user, &keys, &keys.identity).await;
+    assert_eq!(q.sent.result, Ok(()), "request: {:#?}", q.sent.logs);
+    let (turns, _) = b.crank_turns(&cranker, &keys, &q.run, 1).await;
+    assert_eq!(turns, 1);
+    let royalties = b.balance(&owner).await - owner_0;
+
+    // The owner retires the model: one of its weight accounts closed.
+    let owner_key = b.owner_key.insecure_clone();
+    let weight = *keys.weights.last().unwrap();
+    let close = ix::close_weight(&PROGRAM_ID, &keys.model, &weight, &owner);
+    let sent = b.send_as(&owner_key, &[close], &[]).await;
+    assert_eq!(sent.result, Ok(()), "close_weight: {:#?}", sent.logs);
+    assert!(b.chain.account(&weight).await.is_none());
+
+    // The run cannot go on.
+    let data = b.chain.data(&q.run).await;
+    let state = RunAccount::read(&data).expect("a run").state();
+    let info = StateInfo::read(state).unwrap();
+    let turn = ix::turn(
+        &PROGRAM_ID,
+        &keys,
+        &q.run,
+        &cranker.pubkey(),
+        &[],
+        Some(info.turns),
+    );
+    b.refused(&cranker, &[turn], &[], CurtaError::ModelNotSealed as u32)
+        .await;
+
+    let sent = b
+        .send_as(&user, &[cancel_ix(&user.pubkey(), &q.request, &q.run)], &[])
+        .await;
+    assert_eq!(sent.result, Ok(()), "cancel: {:#?}", sent.logs);
+    assert!(b.chain.account(&q.run).await.is_none(), "the run is closed");
+    assert!(
+        b.chain.account(&q.request).await.is_none(),
+        "the request is closed"
+    );
+    assert_eq!(
+        user_0 - b.balance(&user.pubkey()).await,
+        q.sent.fee + sent.fee + royalties + CRANK_FEE * turns
+    );
+}
+
+/// A run account that is no longer Curta's (here removed from the bank, as
+/// a run closed outside the storyteller would be): `cancel` skips the
+/// close and still gives the user the request's lamports; the address,
+/// whatever it holds, is left alone.
+#[tokio::test]
+async fn cancel_when_the_run_is_gone() {
+    let mut b = Bank::start().await;
+    let user = b.funded(10 * SOL).await;
+    let keys = b.keys.clone();
+    let q = b.request(&user, &keys, &keys.identity).await;
+    assert_eq!(q.sent.result, Ok(()), "request: {:#?}", q.sent.logs);
+    b.chain
+        .ctx
+        .set_account(&q.run, &AccountSharedData::default());
+    assert!(b.chain.account(&q.run).await.is_none());
+    // Someone sends the empty address lamports: they stay there.
+    let stray = b.chain.rent(0).await;
+    b.chain.fund(&q.run, stray).await;
+    let request_rent = b.balance(&q.request).await;
+    let user_0 = b.balance(&user.pubkey()).await;
+    let sent = b
+        .send_as(&user, &[cancel_ix(&user.pubkey(), &q.request, &q.run)], &[])
+        .await;
+    assert_eq!(sent.result, Ok(()), "cancel: {:#?}", sent.logs);
+    assert!(
+        b.chain.account(&q.request).await.is_none(),
+        "the request is closed"
+    );
+    assert_eq!(
+        b.balance(&q.run).await,
+        stray,
+        "the run's address untouched"
+    );
+    assert_eq!(
+        b.balance(&user.pubkey()).await,
+        user_0 - sent.fee + request_rent
     );
 }

@@ -2,8 +2,9 @@
 //! They start at 6000 so they never read as one of Curta's (1 to 28, and
 //! 256 and up for a core error), which a refused CPI reports unchanged.
 
-use curta_core::protocol::run::Refusal;
-use curta_program::ProgramError;
+use curta_interface::run::Refusal;
+#[cfg(feature = "program")]
+use pinocchio::error::ProgramError;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
@@ -12,7 +13,7 @@ pub enum StoryError {
     InvalidInstruction = 6000,
     /// Fewer accounts than the instruction lists.
     NotEnoughAccounts = 6001,
-    /// The user or the run did not sign `request`.
+    /// The user or the run did not sign `request`, or the user `cancel`.
     MissingSigner = 6002,
     /// An account the instruction writes is read-only.
     NotWritable = 6003,
@@ -45,12 +46,20 @@ pub enum StoryError {
     RunOtherOpener = 6016,
     /// The text does not fit the 10 KiB an instruction may grow an account by.
     TextTooLong = 6017,
+    /// `request`: the request's address already holds an account (data, or
+    /// another owner than the System program), so a request for this run.
+    RequestExists = 6018,
+    /// `cancel`: the request was fulfilled; its story stays.
+    AlreadyFulfilled = 6019,
+    /// The Rent sysvar's exemption threshold is not 1 or 2.
+    UnsupportedRent = 6020,
 }
 
+#[cfg(feature = "program")]
 impl From<StoryError> for ProgramError {
     #[inline(always)]
     fn from(e: StoryError) -> Self {
-        ProgramError::custom(e as u32)
+        ProgramError::Custom(e as u32)
     }
 }
 
@@ -65,5 +74,29 @@ impl From<Refusal> for StoryError {
             Refusal::OtherModel => StoryError::RunOtherModel,
             Refusal::OtherOpener => StoryError::RunOtherOpener,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_refusal_is_its_own_error() {
+        assert_eq!(StoryError::from(Refusal::NotCurta), StoryError::RunNotCurta);
+        assert_eq!(
+            StoryError::from(Refusal::OtherOpener),
+            StoryError::RunOtherOpener
+        );
+        assert_eq!(StoryError::UnsupportedRent as u32, 6020);
+    }
+
+    #[cfg(feature = "program")]
+    #[test]
+    fn codes_are_custom_errors_from_6000() {
+        assert_eq!(
+            ProgramError::from(StoryError::InvalidInstruction),
+            ProgramError::Custom(6000)
+        );
     }
 }

@@ -9,12 +9,13 @@
 //! | 72 | 32 bytes | The Curta program the run belongs to |
 //! | 104 | 32 bytes | The model identity the user asked for |
 //! | 136 | u8 | The address's bump seed |
-//! | 137 | 3 bytes | Zero |
+//! | 137 | u8 | Fulfilled: 1 once `fulfill` has copied the text, else 0 |
+//! | 138 | 2 bytes | Zero |
 //! | 140 | u32 | Text length: 0 until `fulfill` |
 //! | 144 | bytes | The text, once fulfilled |
 
-use curta_core::bytes::read_u32;
-use curta_program::Address;
+use curta_interface::bytes::read_u32;
+use curta_interface::Address;
 
 pub const TAG: [u8; 8] = *b"STORYRQ1";
 /// The first seed of a request's address; the run's address is the second.
@@ -25,6 +26,7 @@ pub const RUN: usize = 40;
 pub const CURTA_PROGRAM: usize = 72;
 pub const MODEL_IDENTITY: usize = 104;
 pub const BUMP: usize = 136;
+pub const FULFILLED: usize = 137;
 pub const TEXT_LEN: usize = 140;
 pub const HEADER_LEN: usize = 144;
 
@@ -64,12 +66,29 @@ impl<'a> Request<'a> {
     pub fn bump(&self) -> u8 {
         self.0[BUMP]
     }
+    /// Whether `fulfill` has copied the text in (and closed the run).
+    #[inline(always)]
+    pub fn fulfilled(&self) -> bool {
+        self.0[FULFILLED] != 0
+    }
     /// The story, once fulfilled (empty before).
     #[inline(always)]
     pub fn text(&self) -> &'a [u8] {
         let len = read_u32(self.0, TEXT_LEN) as usize;
         self.0.get(HEADER_LEN..HEADER_LEN + len).unwrap_or(&[])
     }
+}
+
+/// The bytes whose rent a new request holds: its header and the longest
+/// text its run can write (128 bytes a token, at most the 10 KiB an
+/// instruction may grow an account by), so `receive` can store the story
+/// with no one paying more; what the text does not need goes back to the
+/// user then.
+pub const fn funded_len(max_tokens: u32) -> usize {
+    let room = curta_interface::format::MAX_TOKEN_BYTES * max_tokens as usize;
+    // pinocchio's MAX_PERMITTED_DATA_INCREASE, which the client half has not.
+    const MAX_GROWTH: usize = 10 * 1024;
+    HEADER_LEN + if room < MAX_GROWTH { room } else { MAX_GROWTH }
 }
 
 /// What `request` records.
@@ -94,10 +113,11 @@ pub fn init(data: &mut [u8], r: &RequestInit) {
     d[BUMP] = r.bump;
 }
 
-/// Writes the text after the header, and its length; `data` is exactly
-/// `HEADER_LEN + text.len()` bytes.
+/// Writes the text after the header, its length, and marks the request
+/// fulfilled; `data` is exactly `HEADER_LEN + text.len()` bytes.
 #[inline(always)]
 pub fn set_text(data: &mut [u8], text: &[u8]) {
+    data[FULFILLED] = 1;
     data[TEXT_LEN..TEXT_LEN + 4].copy_from_slice(&(text.len() as u32).to_le_bytes());
     data[HEADER_LEN..].copy_from_slice(text);
 }
@@ -123,9 +143,10 @@ mod tests {
         let r = Request::read(&data[..HEADER_LEN]).unwrap();
         assert_eq!((r.user(), r.run()), (&user, &run));
         assert_eq!((r.curta_program(), r.model_identity()), (&curta, &identity));
-        assert_eq!((r.bump(), r.text()), (254, &b""[..]));
+        assert_eq!((r.bump(), r.text(), r.fulfilled()), (254, &b""[..], false));
         set_text(&mut data, b"hello");
-        assert_eq!(Request::read(&data).unwrap().text(), b"hello");
+        let r = Request::read(&data).unwrap();
+        assert_eq!((r.text(), r.fulfilled()), (&b"hello"[..], true));
         assert!(Request::read(&data[..HEADER_LEN - 1]).is_none());
         data[0] = 0;
         assert!(Request::read(&data).is_none());

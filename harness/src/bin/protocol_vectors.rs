@@ -15,8 +15,9 @@ use curta_core::format::{Config, Layout, FLAG_SHARED_CLASSIFIER};
 use curta_core::inference::RunParams;
 use curta_core::protocol::run::CrankFee;
 use curta_core::protocol::{
-    self, config, event, model, run, weight, ConfigAccountMut, CurtaError, ModelAccountMut,
-    ModelInit, RunAccountMut, RunInit, TurnEvent, WeightAccountMut, CORE_ERROR_BASE,
+    self, callback, config, event, model, run, weight, CallbackAccount, CallbackInit,
+    ConfigAccountMut, CurtaError, ModelAccountMut, ModelInit, RunAccountMut, RunInit, TurnEvent,
+    WeightAccountMut, CORE_ERROR_BASE,
 };
 use serde_json::{json, Map, Value};
 use solana_instruction::Instruction;
@@ -134,7 +135,35 @@ fn main() {
         fee: 0x0102_0304_0506,
         deposit: 0x0a0b_0c0d_0e0f_1011,
     };
-    let open_args = |staged: usize| {
+    // A callback naming two accounts, one written, and two bytes of data.
+    let (callback_program, refund, callback_read, callback_written) =
+        (key(0xd1), key(0xd2), key(0xd3), key(0xd4));
+    let callback_accounts = [
+        CallbackAccount {
+            address: callback_written.as_array(),
+            writable: true,
+        },
+        CallbackAccount {
+            address: callback_read.as_array(),
+            writable: false,
+        },
+    ];
+    let mut callback = vec![0u8; callback::MAX_LEN];
+    let callback_len = CallbackInit {
+        program: callback_program.as_array(),
+        refund: refund.as_array(),
+        compute_units: 25_000,
+        accounts: &callback_accounts,
+        data: &[1, 2],
+    }
+    .encode_into(&mut callback)
+    .expect("a callback record");
+    callback.truncate(callback_len);
+    let delivery = ix::Delivery {
+        callback: &callback,
+        fee: 0x0b0c_0d0e,
+    };
+    let open_args = |staged: usize, d: &ix::Delivery| {
         json!({
             "maxTokens": params.max_tokens,
             "temperatureQ16": params.temperature_q16,
@@ -144,6 +173,8 @@ fn main() {
             "crankFee": u64s(crank.fee),
             "crankDeposit": u64s(crank.deposit),
             "staged": staged,
+            "deliveryFee": u64s(d.fee),
+            "callback": hex(d.callback),
             "prompt": hex(&prompt[staged..]),
         })
     };
@@ -280,16 +311,25 @@ fn main() {
         vector(
             "openRun",
             &open_accounts,
-            open_args(0),
+            open_args(0, &ix::Delivery::NONE),
             &[],
             ix::open_run(&program, &keys, &run_key, &opener, &params, &crank, 0),
         ),
         vector(
             "openRun",
             &open_accounts,
-            open_args(5),
+            open_args(5, &ix::Delivery::NONE),
             &[],
             ix::open_run(&program, &keys, &run_key, &opener, &params, &crank, 5),
+        ),
+        vector(
+            "openRun",
+            &open_accounts,
+            open_args(0, &delivery),
+            &[],
+            ix::open_run_with(
+                &program, &keys, &run_key, &opener, &params, &crank, 0, &delivery,
+            ),
         ),
         // Both forms of turn: without the expected count and a first
         // (tokenizing) turn's accounts; with it and two plan weights.
@@ -341,6 +381,35 @@ fn main() {
             json!({}),
             &[],
             ix::close_config(&program, &config_account, &admin),
+        ),
+        // The IDL's remaining accounts are read-only: a callback that
+        // writes an account is delivered with the writability the run's
+        // record gives (`curta_core::client::delivery::plan`).
+        vector(
+            "deliver",
+            &[
+                ("run", &run_key),
+                ("refund", &refund),
+                ("deliverer", &cranker),
+                ("callbackProgram", &callback_program),
+            ],
+            json!({}),
+            &[callback_read, recipient],
+            ix::deliver(
+                &program,
+                &curta_core::client::delivery::Delivery {
+                    run: run_key.to_bytes(),
+                    refund: refund.to_bytes(),
+                    program: callback_program.to_bytes(),
+                    accounts: vec![
+                        (callback_read.to_bytes(), false),
+                        (recipient.to_bytes(), false),
+                    ],
+                    compute_units: 0,
+                    fee: 0,
+                },
+                &cranker,
+            ),
         ),
     ];
 
@@ -437,6 +506,9 @@ fn main() {
             tokens_at: 0x0203_0405,
             text_at: 0x0607_0809,
             seed: 0x0a0b_0c0d_0e0f_1012,
+            allowance: 1_234_567,
+            callback_at: 0,
+            delivery_fee: 2_500,
         });
         r.set_payments(13_000, 7_000);
         r.set_crank_paid(35_000);
@@ -458,6 +530,9 @@ fn main() {
             "tokensAt": 0x0203_0405,
             "textAt": 0x0607_0809,
             "seed": u64s(0x0a0b_0c0d_0e0f_1012),
+            "allowance": 1_234_567,
+            "callbackAt": 0,
+            "deliveryFee": "2500",
             "state": hex(&state),
         },
         "data": hex(&run_data),

@@ -148,7 +148,7 @@ impl Env {
 
     /// The run's state.
     pub async fn state(&mut self, run_key: &Pubkey) -> Vec<u8> {
-        self.chain.data(run_key).await[run::HEADER_LEN..].to_vec()
+        chain::state_of(&self.chain.data(run_key).await).to_vec()
     }
 
     /// Turns until the run is complete.

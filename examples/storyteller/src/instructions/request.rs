@@ -8,35 +8,46 @@
 //! here), 2 run (signs, writable), 3 Curta's config, 4 the model, 5 the
 //! Curta program, 6 the System program.
 //!
+//! The request's address is known before it exists, so anyone can send it
+//! lamports first. System `create_account` refuses an address that holds
+//! any, which would block the request for that run; so a prefunded address
+//! is topped up to its rent (`transfer` of the shortfall only) and then
+//! given its space and owner (`allocate`, `assign`, signed by its seeds).
+//! The lamports someone sent stay in the request, and come to the user
+//! when it is cancelled or fulfilled.
+//!
 //! Why the run is an account the user creates with a key of its own, in a
 //! top-level System `create_account` just before this instruction, and not
 //! an address of the storyteller's: an account created by CPI can be at
 //! most 10 KiB (`MAX_PERMITTED_DATA_INCREASE`, the room the runtime leaves
 //! after an account's data for an instruction to grow it), and a run holds
 //! the model's whole state: stories260K's for "Once upon a time" is 36,944
-//! bytes at 4 tokens, 173,264 at 100. A top-level
-//! `create_account` has no such limit (10 MiB). The run's key signs this
-//! instruction and the storyteller forwards that signature to Curta, which
-//! opens only a new account that signed (so nobody can take an account
-//! someone else created and funded).
+//! bytes at 4 tokens, 173,264 at 100. A top-level `create_account` has no
+//! such limit (10 MiB). The run's key signs this instruction and the
+//! storyteller forwards that signature to Curta, which opens only a new
+//! account that signed (so nobody can take an account someone else created
+//! and funded).
 
-use curta_core::protocol::{
-    accounts as roles, Instruction as CurtaInstruction, OPEN_RUN_FIXED_LEN,
-};
-use curta_core::state::MAX_PROMPT_BYTES;
-use curta_program::account::SYSTEM_PROGRAM;
-use curta_program::cpi::{find_program_address, invoke_signed, Instruction};
-use curta_program::sysvar::minimum_balance;
-use curta_program::{AccountView, Address, ProgramResult};
+use curta_interface::callback::{CallbackAccount, CallbackInit};
+use curta_interface::cpi::OpenRun;
+use curta_interface::state::MAX_PROMPT_BYTES;
+use pinocchio::cpi::{Seed, Signer};
+use pinocchio::{AccountView, Address, ProgramResult};
+use pinocchio_system::instructions::{Allocate, Assign, CreateAccount, Transfer};
 
-use super::{curta_metas, take};
 use crate::error::StoryError;
-use crate::instruction::Request;
+use crate::instruction::{Request, CALLBACK_LEN, RECEIVE, RECEIVE_CU};
+use crate::rent;
 use crate::state::{self, RequestInit, HEADER_LEN, SEED};
-use crate::system;
 
-pub fn request(program_id: &Address, accounts: &[AccountView], args: &Request) -> ProgramResult {
-    let [user, request, run, config, model, curta, system_program] = take::<7>(accounts)?;
+pub fn request(
+    program_id: &Address,
+    accounts: &mut [AccountView],
+    args: &Request,
+) -> ProgramResult {
+    let [user, request, run, config, model, curta, system_program, ..] = accounts else {
+        return Err(StoryError::NotEnoughAccounts.into());
+    };
 
     // The user pays for the request account, so signs and is written.
     if !user.is_signer() {
@@ -50,14 +61,13 @@ pub fn request(program_id: &Address, accounts: &[AccountView], args: &Request) -
     if !run.is_signer() {
         return Err(StoryError::MissingSigner.into());
     }
-    if system_program.key() != &SYSTEM_PROGRAM {
+    if system_program.address() != &pinocchio_system::ID {
         return Err(StoryError::WrongSystemProgram.into());
     }
     // One request per run, at the address only the storyteller signs for.
-    let mut address = [0u8; 32];
-    let mut bump = 0u8;
-    find_program_address(&[SEED, run.key()], program_id, &mut address, &mut bump)?;
-    if request.key() != &address {
+    let (address, bump) = find_program_address(&[SEED, run.address().as_ref()], program_id)
+        .ok_or(StoryError::WrongRequestAddress)?;
+    if request.address() != &address {
         return Err(StoryError::WrongRequestAddress.into());
     }
     // Curta takes at most this much prompt; refused here, before anything
@@ -65,32 +75,108 @@ pub fn request(program_id: &Address, accounts: &[AccountView], args: &Request) -
     if args.prompt.len() > MAX_PROMPT_BYTES {
         return Err(StoryError::PromptTooLong.into());
     }
+    // Lamports alone may be there already; an account may not.
+    if !request.owned_by(&pinocchio_system::ID) || !request.is_data_empty() {
+        return Err(StoryError::RequestExists.into());
+    }
 
-    // The request account: created by the System program, funded by the
-    // user with its rent, owned by the storyteller. It signs by its seeds.
+    // The request account: funded by the user to its rent and that of the
+    // longest text the run can write (what `receive` needs to grow it,
+    // the rest of it going back to the user then), given its space and the
+    // storyteller as owner. It signs by its seeds.
     let bump_seed = [bump];
-    let seeds: [&[u8]; 3] = [SEED, run.key(), &bump_seed];
-    let mut rent = 0;
-    minimum_balance(HEADER_LEN, &mut rent)?;
-    system::create_account(user, request, rent, HEADER_LEN as u64, program_id, &seeds)?;
-    // SAFETY: no other view of the request's data is alive; the CPI above
-    // left it `HEADER_LEN` zero bytes.
-    let data = unsafe { request.data_mut() };
-    state::init(
-        data,
-        &RequestInit {
-            user: user.key(),
-            run: run.key(),
-            curta_program: curta.key(),
-            model_identity: args.model_identity,
-            bump,
+    let seeds = [
+        Seed::from(SEED),
+        Seed::from(run.address().as_ref()),
+        Seed::from(&bump_seed),
+    ];
+    let signers = [Signer::from(&seeds)];
+    let rent = rent::minimum_balance(state::funded_len(args.max_tokens))?;
+    let held = request.lamports();
+    if held == 0 {
+        CreateAccount {
+            from: user,
+            to: request,
+            lamports: rent,
+            space: HEADER_LEN as u64,
+            owner: program_id,
+        }
+        .invoke_signed(&signers)?;
+    } else {
+        // Prefunded: only the shortfall, if any.
+        if held < rent {
+            Transfer {
+                from: user,
+                to: request,
+                lamports: rent - held,
+            }
+            .invoke()?;
+        }
+        Allocate {
+            account: request,
+            space: HEADER_LEN as u64,
+        }
+        .invoke_signed(&signers)?;
+        Assign {
+            account: request,
+            owner: program_id,
+        }
+        .invoke_signed(&signers)?;
+    }
+    {
+        // The CPIs left it `HEADER_LEN` zero bytes.
+        let mut data = request.try_borrow_mut()?;
+        state::init(
+            &mut data,
+            &RequestInit {
+                user: user.address().as_array(),
+                run: run.address().as_array(),
+                curta_program: curta.address().as_array(),
+                model_identity: args.model_identity,
+                bump,
+            },
+        );
+    }
+
+    // The callback Curta's `deliver` invokes once the run is finished: this
+    // program's `receive`, with the request, the run and the user, who is
+    // also the refund address, so everything unspent comes back to them in
+    // the delivery.
+    let callback_accounts = [
+        CallbackAccount {
+            address: request.address().as_array(),
+            writable: true,
         },
-    );
+        CallbackAccount {
+            address: run.address().as_array(),
+            writable: false,
+        },
+        CallbackAccount {
+            address: user.address().as_array(),
+            writable: true,
+        },
+    ];
+    let mut callback = [0u8; CALLBACK_LEN];
+    CallbackInit {
+        program: program_id.as_array(),
+        refund: user.address().as_array(),
+        compute_units: RECEIVE_CU,
+        accounts: &callback_accounts,
+        data: &[RECEIVE],
+    }
+    .encode_into(&mut callback)
+    .ok_or(StoryError::InvalidInstruction)?;
 
     // Curta's `open_run`, the request as opener: Curta checks the model,
     // its identity and royalty against what the user named, the run's
-    // size and funding (rent + royalty x max tokens + crank deposit).
-    let open = CurtaInstruction::OpenRun {
+    // size and funding (rent + royalty x max tokens + crank deposit +
+    // delivery fee).
+    OpenRun {
+        program_id: curta.address(),
+        config,
+        model,
+        run,
+        opener: request,
         max_tokens: args.max_tokens,
         temperature_q16: args.temperature_q16,
         seed: args.seed,
@@ -99,17 +185,25 @@ pub fn request(program_id: &Address, accounts: &[AccountView], args: &Request) -
         crank_fee: args.crank_fee,
         crank_deposit: args.crank_deposit,
         staged: 0,
+        delivery_fee: args.delivery_fee,
+        callback: &callback,
         prompt: args.prompt,
-    };
-    let mut buf = [0u8; 1 + OPEN_RUN_FIXED_LEN + MAX_PROMPT_BYTES];
-    let len = open
-        .encode_into(&mut buf)
-        .ok_or(StoryError::PromptTooLong)?;
-    let metas = curta_metas(&roles::OPEN_RUN, [config, model, run, request]);
-    let ix = Instruction {
-        program_id: curta.key(),
-        accounts: &metas,
-        data: &buf[..len],
-    };
-    invoke_signed(&ix, &[config, model, run, request], &[&seeds])
+    }
+    .invoke_signed(&signers)
+}
+
+/// The program-derived address of `seeds` and its bump: the runtime's
+/// `sol_try_find_program_address`, through pinocchio's `Address`.
+#[cfg(any(target_os = "solana", target_arch = "bpf"))]
+#[inline(always)]
+fn find_program_address(seeds: &[&[u8]], program_id: &Address) -> Option<(Address, u8)> {
+    Address::try_find_program_address(seeds, program_id)
+}
+
+/// Off chain there is no runtime to ask (and the host library never runs
+/// an instruction): no address.
+#[cfg(not(any(target_os = "solana", target_arch = "bpf")))]
+#[inline(always)]
+fn find_program_address(_seeds: &[&[u8]], _program_id: &Address) -> Option<(Address, u8)> {
+    None
 }
