@@ -269,17 +269,23 @@ pub struct Pending {
     pub crank_payment: u64,
 }
 
-/// Every opened run of the program (of `model`, when given) that is not
-/// complete, read from its header and state cursor alone; the best paid
-/// first.
-pub async fn pending(cluster: &Cluster, model: Option<&Pubkey>) -> Result<Vec<Pending>> {
+/// Every opened run of the program (of `model`, when given), its header
+/// and state header alone, as `getProgramAccounts` finds them.
+async fn run_headers(cluster: &Cluster, model: Option<&Pubkey>) -> Result<Vec<(Pubkey, Vec<u8>)>> {
     let mut filters: Vec<(usize, &[u8])> = vec![(run::TAG, &RUN_TAG)];
     if let Some(m) = model {
         filters.push((run::MODEL, m.as_array()));
     }
     let slice = run::HEADER_LEN + curta_core::state::HEADER_LEN;
+    cluster.program_accounts(&filters, slice).await
+}
+
+/// Every opened run of the program (of `model`, when given) that is not
+/// complete, read from its header and state cursor alone; the best paid
+/// first.
+pub async fn pending(cluster: &Cluster, model: Option<&Pubkey>) -> Result<Vec<Pending>> {
     let mut out = vec![];
-    for (key, data) in cluster.program_accounts(&filters, slice).await? {
+    for (key, data) in run_headers(cluster, model).await? {
         let Ok(r) = RunAccount::read(&data) else {
             continue;
         };
@@ -304,13 +310,8 @@ pub async fn pending(cluster: &Cluster, model: Option<&Pubkey>) -> Result<Vec<Pe
 /// callback, so is still to be delivered, with its delivery fee; the best
 /// paid first.
 pub async fn deliverable(cluster: &Cluster, model: Option<&Pubkey>) -> Result<Vec<(Pubkey, u64)>> {
-    let mut filters: Vec<(usize, &[u8])> = vec![(run::TAG, &RUN_TAG)];
-    if let Some(m) = model {
-        filters.push((run::MODEL, m.as_array()));
-    }
-    let slice = run::HEADER_LEN + curta_core::state::HEADER_LEN;
     let mut out = vec![];
-    for (key, data) in cluster.program_accounts(&filters, slice).await? {
+    for (key, data) in run_headers(cluster, model).await? {
         let Ok(r) = RunAccount::read(&data) else {
             continue;
         };

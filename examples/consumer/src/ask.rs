@@ -17,9 +17,9 @@ use curta_interface::cpi::OpenRun;
 use curta_interface::format::MAX_TOKEN_BYTES;
 use curta_interface::state::MAX_PROMPT_BYTES;
 use pinocchio::account::MAX_PERMITTED_DATA_INCREASE;
-use pinocchio::cpi::{invoke_signed, Seed, Signer};
-use pinocchio::instruction::{InstructionAccount, InstructionView};
+use pinocchio::cpi::{Seed, Signer};
 use pinocchio::{AccountView, Address, ProgramResult};
+use pinocchio_system::instructions::{Allocate, Assign, CreateAccount, Transfer};
 
 use crate::{rent, Error, BUMP, CURTA, HEADER_LEN, MODEL_IDENTITY, RECEIVE, RUN, SEED, TAG, USER};
 
@@ -28,7 +28,6 @@ pub const FIXED_LEN: usize = 84;
 /// The most tokens: `receive` grows the answer by the text, at most 128
 /// bytes a token, and an instruction may grow an account by 10 KiB.
 pub const MAX_TOKENS: u32 = (MAX_PERMITTED_DATA_INCREASE / MAX_TOKEN_BYTES) as u32;
-const SYSTEM: Address = Address::new_from_array([0; 32]);
 
 pub fn ask(program_id: &Address, accounts: &mut [AccountView], data: &[u8]) -> ProgramResult {
     let [user, answer, run, config, model, curta, system_program, ..] = accounts else {
@@ -50,7 +49,7 @@ pub fn ask(program_id: &Address, accounts: &mut [AccountView], data: &[u8]) -> P
     if !user.is_writable() || !answer.is_writable() || !run.is_writable() {
         return Err(Error::NotWritable.into());
     }
-    if system_program.address() != &SYSTEM {
+    if system_program.address() != &pinocchio_system::ID {
         return Err(Error::WrongSystemProgram.into());
     }
     if prompt.len() > MAX_PROMPT_BYTES || max_tokens > MAX_TOKENS {
@@ -62,7 +61,7 @@ pub fn ask(program_id: &Address, accounts: &mut [AccountView], data: &[u8]) -> P
         return Err(Error::WrongAnswerAddress.into());
     }
     // Lamports alone may be there already (anyone can send some).
-    if !answer.owned_by(&SYSTEM) || !answer.is_data_empty() {
+    if !answer.owned_by(&pinocchio_system::ID) || !answer.is_data_empty() {
         return Err(Error::AnswerExists.into());
     }
 
@@ -76,29 +75,37 @@ pub fn ask(program_id: &Address, accounts: &mut [AccountView], data: &[u8]) -> P
     ];
     let signer = [Signer::from(&seeds)];
     let funded = rent(HEADER_LEN + MAX_TOKEN_BYTES * max_tokens as usize)?;
-    let (space, owner) = ((HEADER_LEN as u64).to_le_bytes(), program_id.as_ref());
-    // System instructions: a u32 tag (0 create_account, 1 assign, 2
-    // transfer, 8 allocate), then their arguments.
+    // An address someone sent lamports to first cannot be created: it is
+    // topped up, given its space and its owner instead.
     let held = answer.lamports();
     if held == 0 {
-        let mut ix = [0u8; 52];
-        ix[4..12].copy_from_slice(&funded.to_le_bytes());
-        ix[12..20].copy_from_slice(&space);
-        ix[20..].copy_from_slice(owner);
-        system(&ix, [user, answer], &signer)?;
+        CreateAccount {
+            from: user,
+            to: answer,
+            lamports: funded,
+            space: HEADER_LEN as u64,
+            owner: program_id,
+        }
+        .invoke_signed(&signer)?;
     } else {
         if held < funded {
-            let mut ix = [2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-            ix[4..].copy_from_slice(&(funded - held).to_le_bytes());
-            system(&ix, [user, answer], &signer)?;
+            Transfer {
+                from: user,
+                to: answer,
+                lamports: funded - held,
+            }
+            .invoke()?;
         }
-        let mut ix = [8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-        ix[4..].copy_from_slice(&space);
-        system(&ix, [answer], &signer)?;
-        let mut ix = [0u8; 36];
-        ix[0] = 1;
-        ix[4..].copy_from_slice(owner);
-        system(&ix, [answer], &signer)?;
+        Allocate {
+            account: answer,
+            space: HEADER_LEN as u64,
+        }
+        .invoke_signed(&signer)?;
+        Assign {
+            account: answer,
+            owner: program_id,
+        }
+        .invoke_signed(&signer)?;
     }
     {
         let mut d = answer.try_borrow_mut()?;
@@ -155,22 +162,6 @@ pub fn ask(program_id: &Address, accounts: &mut [AccountView], data: &[u8]) -> P
         prompt,
     }
     .invoke_signed(&signer)
-}
-
-/// A System program instruction, every account written and signing (the
-/// user by its signature, the answer by its seeds).
-fn system<const N: usize>(
-    data: &[u8],
-    views: [&AccountView; N],
-    signer: &[Signer],
-) -> ProgramResult {
-    let accounts = views.map(|v| InstructionAccount::writable_signer(v.address()));
-    let ix = InstructionView {
-        program_id: &SYSTEM,
-        data,
-        accounts: &accounts,
-    };
-    invoke_signed(&ix, &views, signer)
 }
 
 #[cfg(any(target_os = "solana", target_arch = "bpf"))]

@@ -5,7 +5,7 @@
 
 use curta_client::instructions::ModelKeys;
 use curta_core::planner::CHARGES;
-use curta_core::protocol::{run, CurtaError, CORE_ERROR_BASE};
+use curta_core::protocol::{CurtaError, CORE_ERROR_BASE};
 use curta_core::{Config, StateInfo};
 use curta_harness::chain::{self, Chain, Outcome};
 use curta_harness::manifest::RunSpec;
