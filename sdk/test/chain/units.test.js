@@ -153,7 +153,8 @@ test('a prompt is staged when the create-and-open transaction cannot hold it (72
       for (const i of t.filter((i) => i.programAddress === addr(1))) {
         const dv = new DataView(i.data.buffer, i.data.byteOffset);
         if (i.data[0] === 14) rebuilt.set(i.data.subarray(5), dv.getUint32(1, true));
-        if (i.data[0] === 10) rebuilt.set(i.data.subarray(77), dv.getUint32(73, true));
+        // open_run: the tag, 88 fixed bytes (staged at 73, the callback's length at 85), the callback, the prompt's rest.
+        if (i.data[0] === 10) rebuilt.set(i.data.subarray(89 + dv.getUint32(85, true)), dv.getUint32(73, true));
       }
     }
     assert.deepEqual(rebuilt, prompt);
