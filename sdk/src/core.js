@@ -112,6 +112,7 @@ export const EXPORTS = Object.freeze([
   'write_chunk',
   'open_steps',
   'crank_fee_advice',
+  'delivery_plan',
 ]);
 
 /**
@@ -159,6 +160,7 @@ export const EXPORTS = Object.freeze([
  * @property {(artifact: number, artifactLength: number, prompt: number, promptLength: number, setup: number, setupLength: number) => number} quote_run
  * @property {(text: number, textLength: number) => bigint} decimal_q16
  * @property {(turnFee: bigint, pricedByCluster: number) => number} crank_fee_advice
+ * @property {(data: number, dataLength: number) => number} delivery_plan
  */
 
 /**
@@ -423,6 +425,21 @@ export class CoreWasm {
     const { status, reply } = this.callJson(this.exports.address_refusal, [], [{ what, text }]);
     if (status !== 0) throw new RangeError(`address_refusal: ${reply.error}`);
     return reply.words;
+  }
+
+  /**
+   * A finished run's delivery as the client core plans it
+   * (`client::delivery::plan`, what `curta crank` sends), from the run
+   * account's data.
+   * @param {Uint8Array} data the run account's data
+   * @returns {{ refund: string, program: string, accounts: { address: string, writable: boolean }[], computeUnits: number, fee: bigint }}
+   * @throws {RangeError} why the run is not to be delivered, in words, with
+   *   `reason` 'noCallback', 'notFinished' or 'notARun'
+   */
+  deliveryPlan(data) {
+    const { status, reply } = this.callJson(this.exports.delivery_plan, [], [data]);
+    if (status !== 0) throw Object.assign(new RangeError(reply.error), { reason: reply.reason });
+    return { ...reply, fee: BigInt(reply.fee) };
   }
 
   /**

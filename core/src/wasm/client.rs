@@ -49,6 +49,9 @@
 //!   `model_identity(address, data, data_length, output)`: the section
 //!   digest and the model identity (`protocol`), 32 bytes at `output`; an
 //!   error number, no JSON.
+//! - `delivery_plan(data, data_length)`: a finished run's delivery
+//!   (`client::delivery`): `{"refund", "program", "accounts", "computeUnits",
+//!   "fee"}`, or 1 and `{"error", "reason"}`.
 //! - `write_chunk(version)` and `open_steps(version, prompt_length,
 //!   create, opener_is_payer)`: how many weight bytes a write carries, and
 //!   how an opening stages a long prompt (`client::packing`).
@@ -69,7 +72,7 @@ use super::Region;
 use crate::client::crank::Crank;
 use crate::client::errors::{self, Raiser};
 use crate::client::params::{self, Spelling};
-use crate::client::{packing, quote, receipt, replay, upload, wire};
+use crate::client::{base58, packing, quote, receipt, replay, upload, wire};
 use crate::convert::{open_artifact, Input, Refusal};
 use crate::inference::RunParams;
 use crate::json::{self, Object, Value};
@@ -360,6 +363,56 @@ pub unsafe extern "C" fn upload_next(
             0
         }
         Err(words) => error(&words),
+    }
+}
+
+/// Plans a finished run's delivery (`client::delivery::plan`, what the
+/// CLI's crank sends) from the run account's data: returns 0 and
+/// `{"refund", "program", "accounts": [{"address", "writable"}],
+/// "computeUnits", "fee"}` (addresses base58, the fee a decimal string), or
+/// 1 and `{"error": words, "reason": "noCallback" | "notFinished" |
+/// "notARun"}`.
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn delivery_plan(data: usize, data_length: usize) -> u32 {
+    use crate::client::delivery::{plan, NotDeliverable};
+    let data = match Region::new(data, data_length, Error::InvalidFormat) {
+        // SAFETY: the contract of the export; the buffer is only read.
+        Ok(r) => unsafe { r.bytes() },
+        Err(_) => return error("the run's data is outside the module's memory"),
+    };
+    match plan(&[0; 32], data) {
+        Ok(d) => {
+            let accounts = json::array(d.accounts.iter().map(|(address, writable)| {
+                Object::default()
+                    .str("address", &base58::encode(address))
+                    .bool("writable", *writable)
+                    .finish()
+            }));
+            reply(
+                Object::default()
+                    .str("refund", &base58::encode(&d.refund))
+                    .str("program", &base58::encode(&d.program))
+                    .raw("accounts", &accounts)
+                    .num("computeUnits", d.compute_units as u64)
+                    .big("fee", d.fee)
+                    .finish(),
+            );
+            0
+        }
+        Err(e) => {
+            let reason = match e {
+                NotDeliverable::NoCallback => "noCallback",
+                NotDeliverable::NotFinished => "notFinished",
+                NotDeliverable::NotARun(_) => "notARun",
+            };
+            reply(
+                Object::default()
+                    .str("error", &e.words("the run"))
+                    .str("reason", reason)
+                    .finish(),
+            );
+            1
+        }
     }
 }
 

@@ -22,6 +22,7 @@ export { checkArtifact, checkModelIdentity, fetchArtifact, modelIdentity } from 
 export { MAX_PROMPT_BYTES, closeRun, fetchRun, openRun, openTransactions, reclaim, runAccountSigner, runParams } from './runs.js';
 export { quoteRun } from './quote.js';
 export { CurtaReplayMismatch, crankRun, firstDifference } from './crank.js';
+export { deliverRun } from './deliver.js';
 export { CrankMachine } from '../crank-machine.js';
 export { followRun } from './follow.js';
 export { receiptDifferences, receiptsFromLogs } from './receipts.js';

@@ -4,10 +4,12 @@
 // address. Signers ride in their account metas, so
 // signTransactionMessageWithSigners finds them.
 
+import { AccountRole } from '@solana/kit';
 import {
   getBindWeightInstruction,
   getCloseConfigInstruction,
   getCloseRunInstruction,
+  getDeliverInstruction,
   getInitConfigInstruction,
   getInitModelInstruction,
   getOpenRunInstruction,
@@ -110,6 +112,32 @@ export const openRun = (program, a) =>
     },
     at(program),
   );
+
+/**
+ * `deliver`, as the client core plans it (`CoreWasm.deliveryPlan`): the
+ * generated builder gives the callback's accounts read-only, so each takes
+ * the writability the run's record gives it.
+ * @param {Address} program
+ * @param {{ run: Address, deliverer: TransactionSigner, plan: { refund: string, program: string, accounts: { address: string, writable: boolean }[] } }} a
+ */
+export function deliver(program, a) {
+  const built = getDeliverInstruction(
+    {
+      run: a.run,
+      refund: /** @type {Address} */ (a.plan.refund),
+      deliverer: a.deliverer,
+      callbackProgram: /** @type {Address} */ (a.plan.program),
+      callbackAccounts: a.plan.accounts.map((c) => /** @type {Address} */ (c.address)),
+    },
+    at(program),
+  );
+  const fixed = built.accounts.slice(0, built.accounts.length - a.plan.accounts.length);
+  const named = a.plan.accounts.map((c) => ({
+    address: /** @type {Address} */ (c.address),
+    role: c.writable ? AccountRole.WRITABLE : AccountRole.READONLY,
+  }));
+  return Object.freeze({ ...built, accounts: [...fixed, ...named] });
+}
 
 /**
  * @param {Address} program

@@ -22,7 +22,7 @@ import { after, before, test } from 'node:test';
 import { createKeyPairSignerFromBytes, createKeyPairSignerFromPrivateKeyBytes, generateKeyPairSigner, getBase58Encoder } from '@solana/kit';
 import { getTransferSolInstruction } from '@solana-program/system';
 
-import { createCurtaClient, initConfig, sendAndConfirm, uploadModel } from '../../src/index.js';
+import { crankRun, createCurtaClient, deliverRun, initConfig, sendAndConfirm, uploadModel } from '../../src/index.js';
 import { REPO_ROOT, core as loadTestCore, nativeRun, stories260K } from '../../test-support/fixtures.js';
 import { startLocalnet } from '../../test-support/localnet.js';
 import {
@@ -210,6 +210,34 @@ test('a user asks for a story in one transaction; curta crank finishes and deliv
     `story ${JSON.stringify(got.text)}: ${q.turns} turns; the user paid ${spent} lamports ` +
       `(${fee} fee, ${requestRent} rent, ${royalty} royalty, ${q.crankDeposit} crank fees at ${q.crankFee}, ${DELIVERY_FEE} delivery)`,
   );
+});
+
+test('the SDK alone cranks and delivers: crankRun, then deliverRun, which refuses what it cannot deliver in words', async () => {
+  const { key, client } = await user();
+  const deliverer = await user();
+  const prompt = 'Once upon a time';
+  const asked = await requestStory(client, { storyteller, model, prompt, maxTokens: 4, crankFee: 10_000n, deliveryFee: DELIVERY_FEE });
+  // Not finished yet: refused in words, nothing sent.
+  await assert.rejects(deliverRun(deliverer.client, asked.run), (e) => e instanceof RangeError && e.reason === 'notFinished' && /not finished/.test(e.message));
+  await crankRun(deliverer.client, asked.run);
+  const before = await balance(deliverer.key.address);
+  const userBefore = await balance(key.address);
+  const runLamports = BigInt((await account(asked.run)).lamports);
+  const d = await deliverRun(deliverer.client, asked.run);
+  assert.equal(d.earned, DELIVERY_FEE);
+  assert.equal(await balance(deliverer.key.address), before + DELIVERY_FEE - (await feeOf(d.signature)), 'the deliverer earned the fee, less its transaction');
+  const got = await waitForStory(client, asked.request, { timeoutMs: 10_000 });
+  assert.equal(got.text, nativeRun(stories260K(), { prompt, maxTokens: 4 }).text);
+  const requestRent = await rent(HEADER_LEN + got.length);
+  const funded = await rent(HEADER_LEN + 128 * 4);
+  assert.equal(
+    (await balance(key.address)) - userBefore,
+    runLamports - DELIVERY_FEE + (funded - requestRent),
+    'the user got the run’s lamports but the fee, and the request’s unused text deposit',
+  );
+  // Delivered once: the run is gone.
+  await assert.rejects(deliverRun(deliverer.client, asked.run), /delivered or closed already/);
+  console.log(`deliverRun: ${d.computeUnits} compute units asked, fee ${d.fee}, earned ${d.earned}`);
 });
 
 test('ask.mjs asks, waits while a cranker works, and prints the story', async () => {
