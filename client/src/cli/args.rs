@@ -119,8 +119,9 @@ pub enum Command {
         #[arg(long)]
         no_crank: bool,
     },
-    /// Crank every open run of the program (or of one model) to its end, and
-    /// keep watching for new ones (permissionless: the signer pays the fees)
+    /// Crank every open run of the program (or of one model) to its end,
+    /// deliver every finished run that names a callback, and keep watching
+    /// for new ones (permissionless: the signer pays the fees)
     Crank {
         /// Every open run of the program (the default)
         #[arg(long, conflicts_with = "model")]
@@ -134,8 +135,10 @@ pub enum Command {
         /// Seconds between passes
         #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
         interval: f64,
-        /// Skip runs whose crank fee is below this many lamports a turn
-        /// (what a turn costs the signer, so that every turn pays)
+        /// Skip runs whose next turn pays less than this many lamports (the
+        /// crank fee, or what is left of the run's deposit), and deliveries
+        /// whose fee is below it; set it to what a turn costs the signer
+        /// (`curta quote`), so that every transaction pays
         #[arg(long, default_value_t = 0, value_name = "LAMPORTS")]
         min_fee: u64,
         #[command(flatten)]
