@@ -85,7 +85,7 @@ impl<'a> Callback<'a> {
         }
         Ok(c)
     }
-    /// The record's bytes.
+    /// The record's bytes, as the run keeps them.
     #[inline(always)]
     pub fn bytes(&self) -> &'a [u8] {
         self.0

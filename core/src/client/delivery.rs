@@ -8,7 +8,7 @@ use std::string::String;
 use std::vec::Vec;
 
 use super::budget::{COMPUTE_BUDGET_OVERHEAD, MAX_TRANSACTION_CU};
-use crate::protocol::{run, Address, RunAccount};
+use crate::protocol::{Address, RunAccount};
 use crate::state::StateInfo;
 
 /// What `deliver` spends besides its callback, with room: its checks, the
@@ -90,21 +90,11 @@ pub fn plan(address: &Address, data: &[u8]) -> Result<Delivery, NotDeliverable> 
     })
 }
 
-/// The run header's delivery fee, for a reader of the header alone.
-pub fn fee_of(data: &[u8]) -> u64 {
-    RunAccount::read(data).map_or(0, |r| r.delivery_fee())
-}
-
-/// Whether `data` (at least the run's header) names a callback.
-pub fn has_callback(data: &[u8]) -> bool {
-    data.len() >= run::HEADER_LEN && RunAccount::read(data).is_ok_and(|r| r.callback_at() != 0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::protocol::callback::{CallbackAccount, CallbackInit};
-    use crate::protocol::{RunAccountMut, RunInit};
+    use crate::protocol::{run, RunAccountMut, RunInit};
 
     fn run_with(callback: Option<&[u8]>, phase: u32) -> Vec<u8> {
         let state_len = 256;
@@ -156,14 +146,14 @@ mod tests {
             d.compute_units,
             DELIVER_CU + 20_000 + COMPUTE_BUDGET_OVERHEAD
         );
-        assert!(has_callback(&data));
+        assert_ne!(RunAccount::read(&data).unwrap().callback_at(), 0);
         assert_eq!(
             plan(&[9; 32], &run_with(Some(&record[..n]), 19)),
             Err(NotDeliverable::NotFinished)
         );
         let plain = run_with(None, 20);
         assert_eq!(plan(&[9; 32], &plain), Err(NotDeliverable::NoCallback));
-        assert!(!has_callback(&plain));
+        assert_eq!(RunAccount::read(&plain).unwrap().callback_at(), 0);
         assert!(matches!(
             plan(&[9; 32], &data[..data.len() - 1]),
             Err(NotDeliverable::NotARun(_))
