@@ -249,6 +249,11 @@ async fn perform(
             for (sig, status) in sigs.iter().zip(found) {
                 let status = match status {
                     Some(s) if s.satisfies_commitment(cluster.commitment) => s,
+                    // Run, not yet at the commitment: the crank sends on.
+                    Some(s) if s.err.is_none() => {
+                        out.push(Status::Seen { slot: s.slot });
+                        continue;
+                    }
                     _ => {
                         out.push(Status::Pending);
                         continue;

@@ -330,16 +330,17 @@ pub struct ArtifactArg {
 
 #[derive(Args, Debug, Clone, Copy)]
 pub struct CrankArgs {
-    /// Turns in flight at once
-    #[arg(long, default_value_t = 32)]
+    /// Turns in flight at once (0: measured, from the units a turn uses
+    /// and how long a turn takes to land)
+    #[arg(long, default_value_t = 0)]
     pub window: usize,
-    /// The compute-unit limit of each turn: uniform (one per run), exact
-    /// (each turn's estimate) or a number
-    #[arg(long, default_value = "uniform", value_parser = parse_limits)]
+    /// The compute-unit limit of each turn: exact (each turn's plan),
+    /// uniform (the largest plan's, for every turn) or a number
+    #[arg(long, default_value = "exact", value_parser = parse_limits)]
     pub cu_limit: LimitPolicy,
-    /// Every turn the same priority fee (none) instead of a ramp falling by
-    /// 4 lamports a turn; the scheduler then often runs turns in flight out
-    /// of order, and they fail (StaleTurn) and are sent again
+    /// No priority fee, instead of a ramp falling turn by turn; the
+    /// scheduler then often runs turns in flight out of order, and they
+    /// fail (StaleTurn) and are sent again
     #[arg(long)]
     pub no_priority_ramp: bool,
 }

@@ -342,6 +342,7 @@ impl Outcome for Cranked {
                     "slot": t.slot,
                     "cu_limit": t.cu_limit,
                     "estimated_cu": t.estimated_cu,
+                    "charged": t.charged,
                     "program_cu": t.program_cu,
                     "consumed_cu": t.consumed_cu,
                     "fee": t.fee,
@@ -372,6 +373,7 @@ impl Outcome for Cranked {
             "turns_by_others": self.turns_by_others,
             "backed_off": self.backoffs > 0,
             "backoffs": self.backoffs,
+            "in_flight_most": self.in_flight_most,
             "transactions": self.transactions(),
             "fees": self.fees(),
             "program_cu": self.program_cu(),
@@ -411,7 +413,7 @@ impl Outcome for Cranked {
             ),
         };
         let mut out = format!(
-            "turns: {} landed{}{}{landed_in}, {:.2} s\n",
+            "turns: {} landed{}{}{landed_in}, at most {} in flight, {:.2} s\n",
             self.turns.len(),
             match self.failed.len() {
                 0 => String::new(),
@@ -421,6 +423,7 @@ impl Outcome for Cranked {
                 0 => String::new(),
                 n => format!(", {n} landed by others"),
             },
+            self.in_flight_most,
             self.seconds
         );
         out += &format!(

@@ -55,11 +55,11 @@ pub fn turn_limit(estimated_cu: u32) -> u32 {
 /// What compute-unit limit each turn asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LimitPolicy {
-    /// One limit for every turn of the run: the largest plan's `turn_limit`
-    /// (the default: one limit makes every turn cost the scheduler the
-    /// same, so the priority ramp orders them).
+    /// One limit for every turn of the run: the largest plan's `turn_limit`.
     Uniform,
-    /// Each turn its own plan's `turn_limit`.
+    /// Each turn its own plan's `turn_limit` (the default: a block's
+    /// scheduler reserves what a turn asks for, and under SIMD-0553 every
+    /// unit asked is paid for).
     Exact,
     /// The same given limit for every turn, 1 to `MAX_TRANSACTION_CU`.
     Fixed(u32),
@@ -100,32 +100,115 @@ impl LimitPolicy {
     }
 }
 
-/// The turns of one priority ramp: twice the window, so a ramp's first
-/// turn (the dearest) is never in flight with the previous ramp's last
-/// (the cheapest) but after it has landed (the crank waits at the
-/// boundary).
-pub fn ramp_period(window: usize) -> u64 {
-    2 * window.max(1) as u64
+/// What Agave's scheduler adds to a turn's compute-unit limit when it
+/// costs the transaction (`solana-cost-model`): a signature (720), three
+/// write locks (300 each: the run, the model's owner, the cranker), and
+/// the loaded-accounts allowance no turn lowers (64 MiB, 16,384).
+const SCHEDULER_FIXED_COST: u64 = 720 + 3 * 300 + 16_384;
+
+/// A turn's cost to the scheduler at `cu_limit`: the fixed part, its
+/// instruction data (the turn's 9 bytes, the limit's 5, the price's 9)
+/// at one unit per 4 bytes, and the limit.
+pub fn scheduler_cost(cu_limit: u32, priced: bool) -> u64 {
+    let data = 9 + 5 + if priced { 9 } else { 0 };
+    SCHEDULER_FIXED_COST + data / 4 + cu_limit as u64
 }
 
-/// A turn's priority fee in the ramp: 4 lamports for each turn left in its
-/// period. The scheduler orders by `(fee rewarded) / (cost)`, and with one
-/// uniform limit every turn's cost is the same, so the earlier turn always
-/// goes first: 4 lamports a step keep two neighbours' priorities apart
-/// after the rounding of the price to micro-lamports per unit and of the
-/// priority to a whole number. Without a ramp all turns tie, and the
-/// scheduler breaks ties by its own slot numbers, often last first.
-pub fn ramp_lamports(turns_before: u64, period: u64) -> u64 {
-    4 * (period - turns_before % period)
+/// The order Agave's scheduler takes conflicting transactions in:
+/// highest `reward x 1,000,000 / (cost + 1)` first, where the reward is
+/// what the leader keeps (half the signature fee, all the priority fee).
+pub fn scheduler_priority(reward: u64, cost: u64) -> u64 {
+    reward.saturating_mul(1_000_000) / cost.saturating_add(1)
 }
 
-/// The compute-unit price (micro-lamports per unit) that pays at least
-/// `lamports` at `cu_limit`.
-pub fn ramp_price(lamports: u64, cu_limit: u32) -> u64 {
-    if cu_limit == 0 {
+/// The most priority fee a turn of the ramp pays: a ramp ends (and the
+/// crank waits for its last turn to run before sending the next, about a
+/// slot) rather than charge more. At about 1.65 lamports a step, a ramp
+/// is about 600 full turns, 14 blocks.
+pub const RAMP_MOST_LAMPORTS: u64 = 1_000;
+
+/// One turn's compute budget: its limit, its price, the priority fee the
+/// price pays at the limit, and whether it begins a ramp.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TurnBudget {
+    pub cu_limit: u32,
+    /// Micro-lamports per compute unit (0: no price instruction).
+    pub micro_lamports: u64,
+    pub priority_fee: u64,
+    /// The crank sends this turn only once the one before has landed: the
+    /// scheduler would take it before any earlier turn still waiting.
+    pub starts_ramp: bool,
+}
+
+/// Each turn's budget for turns asking `limits`, with a priority ramp
+/// when `ramp`. The ramp gives each turn the least priority fee that puts
+/// it strictly before the next in the scheduler's order, whatever the two
+/// limits (a short turn has the higher priority at equal fees, so the turn
+/// before it pays for the difference): computed from the last turn back,
+/// the last paying nothing. Where that would cost more than
+/// `RAMP_MOST_LAMPORTS`, a new ramp begins. `base_reward` is the leader's
+/// half of a signature's fee (2,500 lamports today).
+pub fn turn_budgets(limits: &[u32], ramp: bool, base_reward: u64) -> Vec<TurnBudget> {
+    let mut out: Vec<TurnBudget> = limits
+        .iter()
+        .map(|&cu_limit| TurnBudget {
+            cu_limit,
+            micro_lamports: 0,
+            priority_fee: 0,
+            starts_ramp: false,
+        })
+        .collect();
+    if !ramp {
+        return out;
+    }
+    // The priority the turn after this one has (none after a ramp's last).
+    let mut after: Option<u64> = None;
+    for i in (0..out.len()).rev() {
+        let limit = out[i].cu_limit;
+        let fee = match after {
+            None => 0,
+            Some(p) => {
+                // The least reward above `p` at this turn's (priced) cost.
+                let cost = scheduler_cost(limit, true) as u128 + 1;
+                let reward = ((p as u128 + 1) * cost).div_ceil(1_000_000);
+                (reward as u64).saturating_sub(base_reward)
+            }
+        };
+        let (price, fee) = match fee {
+            0 => (0, 0),
+            f => {
+                let price = least_price(f, limit);
+                (price, priority_fee(price, limit))
+            }
+        };
+        if fee > RAMP_MOST_LAMPORTS {
+            // Too dear: this turn ends a ramp, and the next begins one.
+            out[i + 1].starts_ramp = true;
+            after = Some(scheduler_priority(
+                base_reward,
+                scheduler_cost(limit, false),
+            ));
+            continue;
+        }
+        out[i].micro_lamports = price;
+        out[i].priority_fee = fee;
+        let cost = scheduler_cost(limit, price > 0);
+        after = Some(scheduler_priority(base_reward + fee, cost));
+    }
+    if let Some(first) = out.first_mut() {
+        first.starts_ramp = true;
+    }
+    out
+}
+
+/// The least compute-unit price (micro-lamports per unit) whose priority
+/// fee at `cu_limit`, rounded up as the runtime rounds it, is at least
+/// `lamports` (it is `lamports` or one more).
+pub fn least_price(lamports: u64, cu_limit: u32) -> u64 {
+    if cu_limit == 0 || lamports == 0 {
         return 0;
     }
-    (lamports.saturating_mul(1_000_000)).div_ceil(cu_limit as u64)
+    (lamports - 1).saturating_mul(1_000_000) / cu_limit as u64 + 1
 }
 
 /// The priority fee a price pays at a limit, in lamports, rounded up as the
@@ -181,28 +264,78 @@ mod tests {
         assert!(LimitPolicy::parse("0").is_err());
     }
 
-    #[test]
-    fn the_ramp_falls_by_four_lamports_a_turn_and_prices_round_up() {
-        let period = ramp_period(32);
-        assert_eq!(period, 64);
-        assert_eq!(ramp_lamports(0, period), 256);
-        assert_eq!(ramp_lamports(63, period), 4);
-        assert_eq!(ramp_lamports(64, period), 256);
-        assert_eq!(ramp_price(256, 1_000_300), 256);
-        assert_eq!(priority_fee(ramp_price(256, 1_000_300), 1_000_300), 257);
-        assert_eq!(ramp_price(5, 0), 0);
-        assert_eq!(priority_fee(1, 1), 1);
-        // Neighbours stay apart after both roundings, at a full turn's limit.
-        let fee = |t| priority_fee(ramp_price(ramp_lamports(t, period), 1_350_300), 1_350_300);
-        for t in 1..period {
-            assert!(
-                fee(t) < fee(t - 1),
-                "turn {t}: {} after {}",
-                fee(t),
-                fee(t - 1)
-            );
+    /// The scheduler's priority of each budget, as Agave computes it.
+    fn priorities(budgets: &[TurnBudget]) -> Vec<u64> {
+        budgets
+            .iter()
+            .map(|b| {
+                let cost = scheduler_cost(b.cu_limit, b.micro_lamports > 0);
+                scheduler_priority(2_500 + b.priority_fee, cost)
+            })
+            .collect()
+    }
+
+    /// Within each ramp, every turn strictly before the next.
+    fn falls_within_ramps(budgets: &[TurnBudget]) {
+        let p = priorities(budgets);
+        for i in 1..budgets.len() {
+            if !budgets[i].starts_ramp {
+                assert!(p[i - 1] > p[i], "turn {i}: {} after {}", p[i], p[i - 1]);
+            }
         }
-        assert!(fee(0) >= 256);
+    }
+
+    #[test]
+    fn the_ramp_orders_turns_of_equal_limits_for_a_few_lamports() {
+        let budgets = turn_budgets(&[1_350_300; 1_200], true, 2_500);
+        falls_within_ramps(&budgets);
+        let fees: Vec<u64> = budgets.iter().map(|b| b.priority_fee).collect();
+        assert!(budgets[0].starts_ramp);
+        assert_eq!(fees[1_199], 0, "a ramp's last turn pays nothing");
+        assert!(fees.iter().all(|&f| f <= RAMP_MOST_LAMPORTS));
+        let starts: Vec<usize> = (0..1_200).filter(|&i| budgets[i].starts_ramp).collect();
+        // About 1.65 lamports a step at this cost (the priority's and the
+        // price's roundings): ramps of about 600 turns.
+        assert_eq!(starts, [0, 592]);
+        // Each price pays at least its fee, rounded as the runtime rounds.
+        for b in &budgets {
+            assert_eq!(priority_fee(b.micro_lamports, b.cu_limit), b.priority_fee);
+        }
+        assert_eq!(
+            turn_budgets(&[1_350_300; 3], false, 2_500),
+            [TurnBudget {
+                cu_limit: 1_350_300,
+                micro_lamports: 0,
+                priority_fee: 0,
+                starts_ramp: false,
+            }; 3]
+        );
+    }
+
+    #[test]
+    fn a_short_turn_after_long_ones_begins_a_ramp_instead_of_taxing_them() {
+        // A short turn's priority at no fee is far above a long one's.
+        let limits = [
+            1_350_300, 1_350_300, 1_200_000, 1_350_300, 250_000, 1_350_300,
+        ];
+        let budgets = turn_budgets(&limits, true, 2_500);
+        falls_within_ramps(&budgets);
+        let starts: Vec<bool> = budgets.iter().map(|b| b.starts_ramp).collect();
+        assert_eq!(starts, [true, false, false, false, true, false]);
+        // The 1,200,000-unit turn is put after the longer one before it.
+        assert!(budgets[1].priority_fee > budgets[2].priority_fee + 100);
+        assert!(budgets.iter().all(|b| b.priority_fee <= RAMP_MOST_LAMPORTS));
+        assert_eq!(
+            scheduler_cost(1_350_300, true),
+            1_350_300 + 720 + 900 + 16_384 + 5
+        );
+        assert_eq!(scheduler_priority(2_500, 1_368_308), 1_827);
+        assert_eq!(least_price(5, 0), 0);
+        for (fee, limit) in [(1, 1_350_300), (700, 1_350_300), (3, 99_668), (1_000, 7)] {
+            let price = least_price(fee, limit);
+            assert!((fee..=fee + 1).contains(&priority_fee(price, limit)));
+            assert!(priority_fee(price - 1, limit) < fee);
+        }
     }
 
     #[test]

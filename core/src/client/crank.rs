@@ -29,7 +29,7 @@ use std::string::String;
 use std::vec::Vec;
 
 use super::base58;
-use super::budget::{ramp_lamports, ramp_period, ramp_price, LimitPolicy, MAX_TRANSACTION_CU};
+use super::budget::{turn_budgets, LimitPolicy, TurnBudget, MAX_TRANSACTION_CU};
 use super::receipt::{self, Expected};
 use super::replay::{Replay, Step};
 use crate::format::Config;
@@ -39,7 +39,22 @@ use crate::state::diff::{first_difference, Difference};
 use crate::StateInfo;
 
 /// How often the crank reads statuses: it waits this long between rounds.
-pub const POLL_MS: u64 = 100;
+pub const POLL_MS: u64 = 50;
+/// The compute units a block gives one written account (Agave's
+/// `MAX_WRITABLE_ACCOUNT_UNITS` since SIMD-0306), which bounds a run's
+/// turns a block: every turn writes the run.
+pub const ACCOUNT_BLOCK_UNITS: u64 = 40_000_000;
+/// A slot, in milliseconds.
+pub const SLOT_MS: u64 = 400;
+/// The fewest and most turns a measured window keeps in flight.
+pub const WINDOW_LEAST: usize = 16;
+pub const WINDOW_MOST: usize = 256;
+/// The fewest turns in flight after reorderings halved the window.
+pub const WINDOW_AFTER_REORDERING: usize = 4;
+/// Turns recorded for each turn the window grows back by.
+const TURNS_PER_GROWTH: u64 = 8;
+/// The latency assumed before any turn has been seen run.
+const FIRST_LATENCY_MS: u64 = SLOT_MS;
 /// How often a crank that found another cranker on the run reads where it is.
 pub const FOLLOW_POLL_MS: u64 = 800;
 /// Reads without the run moving after which the other cranker is taken to
@@ -54,19 +69,20 @@ pub const MOST_ATTEMPTS: u32 = 20;
 /// How to crank.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
-    /// Turns in flight at once.
+    /// Turns in flight at once (sent, not yet seen landing); 0, the
+    /// default: measured (`Crank::window`).
     pub window: usize,
     pub limits: LimitPolicy,
-    /// A priority fee falling by 4 lamports a turn (`budget::ramp_lamports`),
-    /// so that the scheduler runs the turns in flight in their order.
+    /// A priority fee falling turn by turn (`budget::turn_budgets`), so
+    /// that the scheduler runs the turns in flight in their order.
     pub priority_ramp: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
-            window: 32,
-            limits: LimitPolicy::Uniform,
+            window: 0,
+            limits: LimitPolicy::Exact,
             priority_ramp: true,
         }
     }
@@ -146,8 +162,13 @@ pub enum Action {
 /// A signature's status, as `getSignatureStatuses` tells it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Status {
-    /// Not seen yet, or not at the crank's commitment.
+    /// Not seen yet.
     Pending,
+    /// Run and succeeded, not yet at the crank's commitment (`processed`):
+    /// the crank sends further on it, and records it once it lands.
+    Seen {
+        slot: u64,
+    },
     Landed {
         slot: u64,
     },
@@ -313,6 +334,8 @@ pub struct Summary {
     /// How many times it found another cranker on the run and followed it
     /// (each encounter costs at most the window it had in flight).
     pub backoffs: u32,
+    /// The most turns it had in flight at once (sent, not yet seen run).
+    pub in_flight_most: u32,
     /// The run was closed after its last turn, before the crank read its
     /// final state (the receipts, each checked, are the evidence).
     pub closed_after: bool,
@@ -356,8 +379,18 @@ struct Flight {
     signature: String,
     last_valid_height: u64,
     cu_limit: u32,
+    /// The host's clock when it was sent, and when it was first seen run.
+    sent_ms: u64,
+    seen_ms: Option<u64>,
     /// Set when its status says it landed.
     slot: Option<u64>,
+}
+
+impl Flight {
+    /// Whether it has run (seen or landed).
+    fn ran(&self) -> bool {
+        self.seen_ms.is_some() || self.slot.is_some()
+    }
 }
 
 /// Why the crank reads the run.
@@ -413,8 +446,18 @@ pub struct Crank {
     params: Params,
     config: Config,
     replay: Replay,
-    limits: Vec<u32>,
-    period: u64,
+    budgets: Vec<TurnBudget>,
+    /// Measured: the least milliseconds from a send to its turn seen run
+    /// (a turn that waited behind others in the leader's queue took
+    /// longer), and the most of the run's turns one slot ran.
+    latency_ms: Option<u64>,
+    most_per_slot: u64,
+    slot_counts: Vec<(u64, u64)>,
+    /// The most the measured window may be: halved at each reordering
+    /// (a turn that ran before the one it follows), grown back by one
+    /// every `TURNS_PER_GROWTH` turns recorded.
+    cap: usize,
+    recorded: u64,
     flights: Vec<Option<Flight>>,
     attempts: Vec<u32>,
     confirmed: usize,
@@ -439,7 +482,8 @@ impl Crank {
             |s| s.turns_before,
         );
         let limits = params.options.limits.limits(&replay.steps);
-        let period = ramp_period(params.options.window);
+        let base_reward = params.lamports_per_signature / 2;
+        let budgets = turn_budgets(&limits, params.options.priority_ramp, base_reward);
         let summary = Summary {
             turns_before,
             final_state_sha256: sha256(&replay.final_state),
@@ -458,8 +502,12 @@ impl Crank {
         Crank {
             params,
             config,
-            limits,
-            period,
+            budgets,
+            latency_ms: None,
+            most_per_slot: 0,
+            slot_counts: Vec::new(),
+            cap: WINDOW_MOST,
+            recorded: 0,
             flights: std::vec![None; n],
             attempts: std::vec![0; n],
             confirmed: 0,
@@ -508,12 +556,72 @@ impl Crank {
         self.replay.steps.len()
     }
 
-    /// Whether nothing from `from` on is in flight: every flight landed, or
+    /// Whether nothing from `from` on is in flight: every flight ran, or
     /// none was sent.
     fn settled(&self, from: usize) -> bool {
         self.flights[from..]
             .iter()
-            .all(|f| f.as_ref().is_none_or(|f| f.slot.is_some()))
+            .all(|f| f.as_ref().is_none_or(Flight::ran))
+    }
+
+    /// Turns to keep in flight: `Options::window`, or measured: a block's
+    /// worth of the run's turns for every slot a turn takes from its send
+    /// to being seen run, and one block's more (queued for the next). A
+    /// block's worth is the most turns of the run one slot has run, or
+    /// before any ran, what the run account's budget holds at the largest
+    /// limit. More would only wait in the leader's queue, where a turn the
+    /// block's limit puts back can be passed by a later one, which fails.
+    pub fn window(&self) -> usize {
+        if self.params.options.window > 0 {
+            return self.params.options.window;
+        }
+        let per_block = match self.most_per_slot {
+            0 => {
+                let largest = self.budgets.iter().map(|b| b.cu_limit as u64).max();
+                ACCOUNT_BLOCK_UNITS / largest.unwrap_or(1).max(1)
+            }
+            most => most,
+        } as usize;
+        let latency = self.latency_ms.unwrap_or(FIRST_LATENCY_MS);
+        let slots = 1 + latency.div_ceil(SLOT_MS).max(1) as usize;
+        (per_block * slots)
+            .clamp(WINDOW_LEAST, WINDOW_MOST)
+            .min(self.cap)
+    }
+
+    /// Each turn's compute-unit limit, price and place in its ramp.
+    pub fn budgets(&self) -> &[TurnBudget] {
+        &self.budgets
+    }
+
+    /// A flight first seen run, in `slot`: the time it took, and the
+    /// slot's count.
+    fn ran_now(&mut self, idx: usize, slot: u64) {
+        let now = self.now_ms;
+        let Some(f) = self.flights[idx].as_mut() else {
+            return;
+        };
+        if f.ran() {
+            return;
+        }
+        f.seen_ms = Some(now);
+        let took = now.saturating_sub(f.sent_ms);
+        self.latency_ms = Some(self.latency_ms.map_or(took, |l| l.min(took)));
+        let count = match self.slot_counts.iter_mut().find(|(s, _)| *s == slot) {
+            Some((_, n)) => {
+                *n += 1;
+                *n
+            }
+            None => {
+                // Only the last few slots can still gain turns.
+                if self.slot_counts.len() == 8 {
+                    self.slot_counts.remove(0);
+                }
+                self.slot_counts.push((slot, 1));
+                1
+            }
+        };
+        self.most_per_slot = self.most_per_slot.max(count);
     }
 
     /// Applies the answer to what was asked.
@@ -538,8 +646,13 @@ impl Crank {
                     signature,
                     last_valid_height,
                     cu_limit,
+                    sent_ms: self.now_ms,
+                    seen_ms: None,
                     slot: None,
                 });
+                let flying = self.flights.iter().flatten().filter(|f| !f.ran()).count();
+                let most = &mut self.summary.in_flight_most;
+                *most = (*most).max(flying as u32);
                 Ok(())
             }
             (Asked::Waited, Event::Waited { now_ms }) => {
@@ -561,6 +674,10 @@ impl Crank {
                     let record = self.check_turn(idx, &tx)?;
                     self.record(record);
                     self.confirmed += 1;
+                    self.recorded += 1;
+                    if self.recorded.is_multiple_of(TURNS_PER_GROWTH) {
+                        self.cap = (self.cap + 1).min(WINDOW_MOST);
+                    }
                 }
                 Ok(())
             }
@@ -614,7 +731,13 @@ impl Crank {
         };
         match status {
             Status::Pending => {}
-            Status::Landed { slot } => flight.slot = Some(slot),
+            Status::Seen { slot } => self.ran_now(idx, slot),
+            Status::Landed { slot } => {
+                self.ran_now(idx, slot);
+                if let Some(f) = self.flights[idx].as_mut() {
+                    f.slot = Some(slot);
+                }
+            }
             Status::Failed {
                 slot,
                 fee,
@@ -820,6 +943,10 @@ impl Crank {
                     self.following = true;
                     self.still_polls = 0;
                     self.summary.backoffs += 1;
+                } else {
+                    // A reordering: the leader got turns out of order, which
+                    // fewer in flight make rarer.
+                    self.cap = (self.window() / 2).max(WINDOW_AFTER_REORDERING);
                 }
                 self.pc = Pc::HeightDue;
             }
@@ -842,11 +969,7 @@ impl Crank {
         // The next turn to send must be one the fee payer can pay.
         if let Some(idx) = (self.confirmed..n).find(|&i| self.flights[i].is_none()) {
             let step = &self.replay.steps[idx];
-            let priority = match self.params.options.priority_ramp {
-                true => ramp_lamports(step.turns_before, self.period),
-                false => 0,
-            };
-            let fee = self.params.lamports_per_signature + priority;
+            let fee = self.params.lamports_per_signature + self.budgets[idx].priority_fee;
             let (p, turn) = (&self.params, step.turns_before + 1);
             if let Some(words) = short_of_fees(&p.payer, balance, p.keep, fee, turn) {
                 let mut stop = Stop::new(StopKind::OutOfFunds, words);
@@ -976,18 +1099,28 @@ impl Crank {
 
     /// The next turn of the window to send, from step `from` on.
     fn next_send(&self, from: usize) -> Result<Option<Send>, Stop> {
-        let opts = &self.params.options;
-        let end = self.n().min(self.confirmed + opts.window.max(1));
+        let n = self.n();
+        let window = self.window();
+        let flying = (self.confirmed..n)
+            .filter(|&i| self.flights[i].as_ref().is_some_and(|f| !f.ran()))
+            .count();
+        if flying >= window {
+            return Ok(None);
+        }
+        // Not too far past the last turn recorded either: turns seen run
+        // still wait for their receipts.
+        let end = n.min(self.confirmed + 4 * window);
         for idx in from..end {
             if self.flights[idx].is_some() {
                 continue;
             }
             let step = &self.replay.steps[idx];
-            // A new ramp starts only after the last one has landed.
-            if opts.priority_ramp
-                && idx > self.confirmed
-                && step.turns_before.is_multiple_of(self.period)
-            {
+            let budget = self.budgets[idx];
+            // A ramp's first turn outranks every turn before it: it waits
+            // until the turn before it has run.
+            let before_ran =
+                idx == self.confirmed || self.flights[idx - 1].as_ref().is_some_and(Flight::ran);
+            if budget.starts_ramp && !before_ran {
                 return Ok(None);
             }
             let attempt = self.attempts[idx];
@@ -1002,18 +1135,14 @@ impl Crank {
             }
             // A resent turn asks for one unit more, so it is never the same
             // transaction as the one that failed, whatever the blockhash.
-            let cu_limit = (self.limits[idx] + attempt).min(MAX_TRANSACTION_CU);
-            let micro_lamports = match opts.priority_ramp {
-                true => ramp_price(ramp_lamports(step.turns_before, self.period), cu_limit),
-                false => 0,
-            };
+            let cu_limit = (budget.cu_limit + attempt).min(MAX_TRANSACTION_CU);
             return Ok(Some(Send {
                 index: idx,
                 turn: step.turns_before + 1,
                 expected_turns: step.turns_before,
                 sections: step.sections.clone(),
                 cu_limit,
-                micro_lamports,
+                micro_lamports: budget.micro_lamports,
                 fresh_blockhash: attempt > 0,
             }));
         }

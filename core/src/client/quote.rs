@@ -6,7 +6,7 @@
 
 use std::vec::Vec;
 
-use super::budget::{priority_fee, ramp_lamports, ramp_period, ramp_price};
+use super::budget::turn_budgets;
 use super::crank::Options;
 use super::replay::{initial_state, replay, ReplayError};
 use crate::convert::open_artifact;
@@ -116,19 +116,13 @@ pub fn quote(artifact: &[u8], params: &RunParams, prices: &Prices) -> Result<Quo
         n
     };
     let limits = prices.crank.limits.limits(&r.steps);
-    let period = ramp_period(prices.crank.window);
     // Each turn's price (micro-lamports per unit) and priority fee.
-    let ramp: Vec<(u64, u64)> = match prices.crank.priority_ramp {
-        true => limits
-            .iter()
-            .zip(&r.steps)
-            .map(|(&l, s)| {
-                let price = ramp_price(ramp_lamports(s.turns_before, period), l);
-                (price, priority_fee(price, l))
-            })
-            .collect(),
-        false => Vec::new(),
-    };
+    let base_reward = prices.lamports_per_signature / 2;
+    let budgets = turn_budgets(&limits, prices.crank.priority_ramp, base_reward);
+    let ramp: Vec<(u64, u64)> = budgets
+        .iter()
+        .map(|b| (b.micro_lamports, b.priority_fee))
+        .collect();
     // Each opening transaction: the payer and the run sign; each turn and
     // the close: the payer alone.
     let signatures = 2 * prices.open_transactions + n + 1;
@@ -196,13 +190,17 @@ mod tests {
         assert_eq!(q.transactions, 1 + q.turns + 1);
         assert_eq!(q.signatures, 2 + q.turns + 1);
         assert_eq!(q.base_fees, 5_000 * q.signatures);
-        assert_eq!(q.cu_limit_max, 100_300);
-        assert_eq!(q.cu_requested, 100_300 * q.turns);
-        // The ramp: 4 lamports for each turn left in its period of 64.
-        let want: u64 = (0..q.turns)
-            .map(|t| priority_fee(ramp_price(4 * (64 - t), 100_300), 100_300))
-            .sum();
+        // Each turn asks for its own plan's units, and pays the ramp's fee.
+        let limits: Vec<u32> = r.steps.iter().map(|s| s.estimated_cu + 300).collect();
+        assert_eq!(q.cu_limit_max, *limits.iter().max().unwrap());
+        assert_eq!(
+            q.cu_requested,
+            limits.iter().map(|&l| l as u64).sum::<u64>()
+        );
+        let budgets = turn_budgets(&limits, true, 2_500);
+        let want: u64 = budgets.iter().map(|b| b.priority_fee).sum();
         assert_eq!(q.priority_fees, want);
+        assert!(q.priority_fees > 0);
         assert_eq!((q.escrow, q.royalty_paid), (5_000, 1_000 * q.tokens as u64));
         assert_eq!(q.account_len, account_len(TINY, 2, 5).unwrap());
         assert_eq!(q.deposit(), 7 + 5_000);

@@ -63,13 +63,14 @@ fn address_of(v: &Value, key: &str) -> Result<Address, String> {
     }
 }
 
-/// The crank's optional `"window"` (32), `"cuLimit"` (`"uniform"`,
-/// `"exact"` or a number) and `"priorityRamp"` (true).
+/// The crank's optional `"window"` (0: measured), `"cuLimit"`
+/// (`"exact"`, `"uniform"` or a number) and `"priorityRamp"` (true).
 fn options(v: &Value) -> Result<Options, String> {
     let mut options = Options::default();
     if let Some(w) = v.get("window") {
-        let w = w.as_u64().filter(|w| (1..=4096).contains(w));
-        options.window = w.ok_or("window must be a number of turns from 1 to 4096")? as usize;
+        let w = w.as_u64().filter(|w| *w <= 4096);
+        let words = "window must be a number of turns from 1 to 4096, or 0 to measure it";
+        options.window = w.ok_or(words)? as usize;
     }
     if let Some(limit) = v.get("cuLimit") {
         let text = match limit {
@@ -133,6 +134,9 @@ pub fn params(v: &Value) -> Result<(Params, u32), String> {
 fn status(v: &Value) -> Result<Status, String> {
     Ok(match str_of(v, "status")? {
         "pending" => Status::Pending,
+        "seen" => Status::Seen {
+            slot: u64_of(v, "slot")?,
+        },
         "landed" => Status::Landed {
             slot: u64_of(v, "slot")?,
         },
@@ -285,7 +289,8 @@ fn turn_record(t: &TurnRecord) -> String {
 /// `slot`, `cuLimit`, `estimatedCu`, `charged`, `programCu`, `consumedCu`,
 /// `fee`, `crankPaid`, `generated`, `tokens`, `text`, `stateSha256`),
 /// `failed` (`turn`, `signature`, `slot`, `fee`, `error`), `turnsByOthers`,
-/// `backedOff`, `backoffs` (how many times it backed off), `closedAfter`
+/// `backedOff`, `backoffs` (how many times it backed off), `inFlightMost`
+/// (the most turns it had in flight at once), `closedAfter`
 /// (closed after its last turn, before the final
 /// read), `finalStateSha256`, `text`, `fees`, `earned` (crank fees
 /// paid to the payer), `transactions`.
@@ -306,6 +311,7 @@ pub fn summary(s: &Summary) -> String {
         .big("turnsByOthers", s.turns_by_others)
         .bool("backedOff", s.backoffs > 0)
         .num("backoffs", s.backoffs as u64)
+        .num("inFlightMost", s.in_flight_most as u64)
         .bool("closedAfter", s.closed_after)
         .str("finalStateSha256", &hex(&s.final_state_sha256))
         .str("text", &base64::encode(&s.text))

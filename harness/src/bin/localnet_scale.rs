@@ -6,12 +6,16 @@
 //! stories15M shape's under the legacy ones too (the bigger uploads take
 //! minutes). Each final state is checked against its golden receipt. The
 //! table: upload time, the model accounts' rent today and under SIMD-0437,
-//! turns per block, turns and seconds per generated token, the floor a
-//! run account's compute-unit limit sets, and fees per generated token
-//! today and under SIMD-0553. The report also goes to
+//! turns per block, the compute units a turn asks for and uses, turns in
+//! flight, turns and seconds per generated token beside the floor a run
+//! account's compute-unit limit sets (from what the turns ask for and
+//! from what they use), and fees per generated token today and under
+//! SIMD-0553 (with each turn's own limit, and with one uniform limit as
+//! the crank asked before). The report also goes to
 //! `target/localnet-scale.md`.
 //!
-//! `localnet-scale [WINDOW]`: turns in flight (default: the client's, 32).
+//! `localnet-scale [WINDOW]`: turns in flight (default: the client's,
+//! measured).
 //! `CURTA_RUNS=name,...` measures only those of the runs.
 
 use std::fmt::Write as _;
@@ -20,7 +24,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use curta_client::output::thousands;
-use curta_core::client::budget::turn_limit;
+use curta_core::client::budget::{scheduler_cost, turn_limit};
 use curta_core::format::WEIGHT_HEADER_LEN;
 use curta_core::inference::quote_turns;
 use curta_core::protocol::model;
@@ -177,15 +181,17 @@ fn report() -> Result<(), String> {
     let _ = writeln!(
         md,
         "- Turns in flight: {}.\n",
-        window.as_deref().unwrap_or("32 (the client's default)")
+        window
+            .as_deref()
+            .unwrap_or("measured (the client's default)")
     );
     let _ = writeln!(
         md,
-        "| Run | Block limits (block / account) | Upload | Weights | Model rent, today / SIMD-0437 (SOL) | Run rent (SOL) | Turns | Turns per token | Resent | Blocks (turns per block: max, mean) | Crank | s per token | Floor s per token | Fees per token, today / SIMD-0553 (SOL) |"
+        "| Run | Block limits (block / account) | Upload | Weights | Model rent, today / SIMD-0437 (SOL) | Run rent (SOL) | Turns | Turns per token | CU a turn: asked mean, max / used mean, max | In flight (most) | Resent | Blocks (turns per block: max, mean) | Crank | s per token | Floor s per token, from asked / used | x floor, asked / used | Fees per token, today / SIMD-0553 / SIMD-0553 at one uniform limit (SOL) |"
     );
     let _ = writeln!(
         md,
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     for legacy in [false, true] {
         let these: Vec<&Planned> = runs.iter().filter(|r| !legacy || r.legacy).collect();
@@ -233,14 +239,20 @@ fn report() -> Result<(), String> {
          run closes. Turns per token: what one more generated token adds to the quote \
          (quote_turns for max tokens + 1 less for max tokens). Resent: turns that ran out of \
          order (StaleTurn), paid and sent again. Blocks: those holding any of the run's turns. \
-         Crank: from the first turn sent to the final state checked. s per token: the crank's \
-         seconds per turn times turns per token (the run's measured turn rate). Floor s per \
-         token: every turn writes the run account, which takes at most the account limit's \
-         compute units a block: turns per token times the run's mean program compute units a \
-         turn over that limit, times 0.4 s. Fees per token today: the mean landed turn's fee \
-         times turns per token; under SIMD-0553: turns per token times (2,500 lamports + half \
-         the compute-unit limit every turn asks for + the same priority fee, the mean fee less \
-         5,000)."
+         CU a turn: the compute-unit limits the landed turns asked for (each its own plan's) \
+         and the units they used (the whole transaction's). In flight: the most turns the \
+         crank had sent and not yet seen run. Crank: from the first turn sent to the final \
+         state checked. s per token: the crank's seconds per turn times turns per token (the \
+         run's measured turn rate). Floor s per token: every turn writes the run account, \
+         which takes at most the account limit's compute units a block, 0.4 s: turns per token \
+         times a turn's mean cost over that limit, times 0.4 s, where the cost is what the \
+         scheduler reserves (the limit asked plus 18,009 for the signature, the three write \
+         locks, the instruction data and the 64 MiB of loaded accounts a turn may read) or \
+         what the turn used (its units plus 1,625, the loaded accounts not counted). Fees per \
+         token today: the mean landed turn's fee times turns per token; under SIMD-0553: turns \
+         per token times (2,500 lamports + half the compute-unit limit each turn asked for + \
+         the same priority fee, the mean fee less 5,000), and the same at one uniform limit \
+         for every turn, the largest plan's (the crank's requests before they were exact)."
     );
     print!("{md}");
     let out = curta_harness::root().join("target/localnet-scale.md");
@@ -302,28 +314,39 @@ fn measure(
     let turns = landed.len() as f64;
     let field = |t: &Value, k: &str| t[k].as_u64().unwrap_or(0) as f64;
     let mean_fee = landed.iter().map(|t| field(t, "fee")).sum::<f64>() / turns.max(1.0);
-    let mean_cu = landed.iter().map(|t| field(t, "program_cu")).sum::<f64>() / turns.max(1.0);
-    // The uniform limit every turn asks for: the largest plan's turn_limit
-    // (the planner's estimate, which can be a little above the largest
-    // charge the receipt logs); a turn sent again asks for one unit more,
-    // to be another transaction.
-    let cu_limit = landed
-        .iter()
-        .map(|t| field(t, "cu_limit"))
-        .fold(f64::MAX, f64::min);
-    if cu_limit < turn_limit(r.max_planned) as f64 {
-        return Err(format!(
-            "{}: turns asked for {cu_limit} compute units, under the receipt's largest charge",
-            spec.name
-        ));
+    let mean = |k: &str| landed.iter().map(|t| field(t, k)).sum::<f64>() / turns.max(1.0);
+    let most = |k: &str| landed.iter().map(|t| field(t, k)).fold(0.0, f64::max);
+    // Each turn asks for its own plan's units: never under its charge (a
+    // turn sent again asks for one unit more, to be another transaction).
+    for t in landed {
+        if field(t, "cu_limit") < turn_limit(field(t, "charged") as u32) as f64 {
+            return Err(format!(
+                "{}: turn {} asked for {} compute units, under its charge {}",
+                spec.name, t["turn"], t["cu_limit"], t["charged"]
+            ));
+        }
     }
+    let (asked, used) = (mean("cu_limit"), mean("consumed_cu"));
+    // What the scheduler reserves for a turn, and what one used costs the
+    // account (the signature, three write locks and the data, 1,625).
+    let cost_asked = landed
+        .iter()
+        .map(|t| {
+            scheduler_cost(field(t, "cu_limit") as u32, field(t, "fee") > SIGNATURE_FEE) as f64
+        })
+        .sum::<f64>()
+        / turns.max(1.0);
+    let cost_used = used + (scheduler_cost(0, true) - 16_384) as f64;
     let crank_s = g["seconds"].as_f64().unwrap_or(0.0);
     let tpt = r.turns_per_token as f64;
     let s_per_token = crank_s * tpt / turns.max(1.0);
-    let floor = floor_seconds(tpt * mean_cu, account_limit);
+    let floor_asked = floor_seconds(tpt * cost_asked, account_limit);
+    let floor_used = floor_seconds(tpt * cost_used, account_limit);
     let priority = (mean_fee - SIGNATURE_FEE).max(0.0);
     let fee_today = mean_fee * tpt;
-    let fee_0553 = tpt * (SIMD_0553_BASE + (cu_limit / 2.0).ceil() + priority);
+    let fee_0553 = tpt * (SIMD_0553_BASE + (asked / 2.0).ceil() + priority);
+    let uniform = turn_limit(r.max_planned) as f64;
+    let fee_0553_uniform = tpt * (SIMD_0553_BASE + (uniform / 2.0).ceil() + priority);
     let rent = |per_byte: u64| {
         r.account_lens
             .iter()
@@ -341,7 +364,7 @@ fn measure(
     }
     let mean_block = turns / per_block.len().max(1) as f64;
     Ok(format!(
-        "{upload_s:.1} s, {} txs | {} bytes, {} sections | {} / {} | {} | {} | {} | {} | {} ({}, {mean_block:.1}) | {crank_s:.2} s | {s_per_token:.3} | {floor:.3} | {} / {} |",
+        "{upload_s:.1} s, {} txs | {} bytes, {} sections | {} / {} | {} | {} | {} | {}, {} / {}, {} | {} | {} | {} ({}, {mean_block:.1}) | {crank_s:.2} s | {s_per_token:.3} | {floor_asked:.3} / {floor_used:.3} | {:.2} / {:.2} | {} / {} / {} |",
         thousands(u["transactions"].as_u64().unwrap_or(0)),
         thousands(r.weight_bytes as u64),
         r.sections,
@@ -350,11 +373,19 @@ fn measure(
         sol(g["rent"].as_u64().unwrap_or(0) as f64, 3),
         thousands(landed.len() as u64),
         r.turns_per_token,
+        thousands(asked.round() as u64),
+        thousands(most("cu_limit") as u64),
+        thousands(used.round() as u64),
+        thousands(most("consumed_cu") as u64),
+        g["in_flight_most"],
         g["failed"].as_array().map_or(0, Vec::len),
         per_block.len(),
         per_block.iter().max().unwrap_or(&0),
+        s_per_token / floor_asked.max(f64::MIN_POSITIVE),
+        s_per_token / floor_used.max(f64::MIN_POSITIVE),
         sol(fee_today.round(), 9),
         sol(fee_0553.round(), 9),
+        sol(fee_0553_uniform.round(), 9),
     ))
 }
 

@@ -75,6 +75,7 @@ export class CurtaReplayMismatch extends Error {
  * @property {number} turnsByOthers turns someone else sent meanwhile (`turnsBefore + turns.length + turnsByOthers` is the run's turn count at the end)
  * @property {boolean} backedOff whether it found another cranker on the run and followed it, sending nothing, until it stopped
  * @property {number} backoffs how many times it did (each encounter costs at most the window it had in flight)
+ * @property {number} inFlightMost the most turns it had in flight at once
  * @property {boolean} closedAfter whether the run was closed after its last turn, before the final read (by an opener taking its text): every receipt was checked
  * @property {string} finalStateSha256
  * @property {Uint8Array} text the text the run's turns added since `turnsBefore`, someone else's included (their states were checked against the replay)
@@ -86,8 +87,8 @@ export class CurtaReplayMismatch extends Error {
 /**
  * @typedef {object} CrankOptions
  * @property {Uint8Array} [artifact] the model's artifact (checked against its digests); read from the weight accounts otherwise
- * @property {number} [window] turns in flight, 32 by default
- * @property {'uniform' | 'exact' | number} [cuLimit] `uniform` by default
+ * @property {number} [window] turns in flight; 0 (the default): measured
+ * @property {'uniform' | 'exact' | number} [cuLimit] `exact` by default
  * @property {boolean} [priorityRamp] true by default
  * @property {(turn: TurnRecord) => void} [onTurn] every landed, checked turn, in order
  * @property {(failed: FailedTurn) => void} [onFailed] every turn transaction that landed and failed (StaleTurn), whose fee was paid all the same
@@ -135,8 +136,8 @@ export async function crankRun(client, runAddress, options = {}) {
     keep: await rentFor(client, 0),
     lamportsPerSignature: await lamportsPerSignature(client),
     allowance,
-    window: options.window ?? 32,
-    cuLimit: options.cuLimit ?? 'uniform',
+    window: options.window ?? 0,
+    cuLimit: options.cuLimit ?? 'exact',
     priorityRamp: options.priorityRamp ?? true,
   });
   const weights = model.sections.map((s) => /** @type {any} */ (s.weight));
@@ -190,6 +191,7 @@ export async function crankRun(client, runAddress, options = {}) {
       turnsByOthers: Number(s.turnsByOthers),
       backedOff: s.backedOff,
       backoffs: Number(s.backoffs),
+      inFlightMost: Number(s.inFlightMost),
       closedAfter: s.closedAfter,
       finalStateSha256: s.finalStateSha256,
       text: fromBase64(s.text),
@@ -234,10 +236,11 @@ export async function crankRun(client, runAddress, options = {}) {
         await sleep(action.ms);
         return [{ event: 'waited', nowMs: Date.now() - started }];
       case 'statuses': {
-        const found = await statuses(client, action.signatures);
+        const found = await statuses(client, action.signatures, { seen: true });
         const out = [];
         for (const [i, status] of found.entries()) {
           if (!status) out.push({ status: 'pending' });
+          else if (status.seen) out.push({ status: 'seen', slot: status.slot });
           else if (!status.err) out.push({ status: 'landed', slot: status.slot });
           else {
             const signature = action.signatures[i];

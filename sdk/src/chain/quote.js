@@ -86,8 +86,8 @@ export async function quoteRun(client, modelAddress, params, options = {}) {
     maxTokens: p.maxTokens,
     temperatureQ16: p.temperatureQ16,
     seed: p.seed,
-    window: options.window ?? 32,
-    cuLimit: options.cuLimit ?? 'uniform',
+    window: options.window ?? 0,
+    cuLimit: options.cuLimit ?? 'exact',
     priorityRamp: options.priorityRamp ?? true,
   });
   // The costliest turn's message, priced by the cluster (stand-in run):

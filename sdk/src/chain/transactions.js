@@ -187,16 +187,23 @@ function satisfies(client, status) {
 }
 
 /**
- * The statuses of `signatures` (null: not seen, or not yet at the client's commitment).
+ * The statuses of `signatures` (null: not seen, or not yet at the client's
+ * commitment; with `seen`, a transaction run without error but not yet at
+ * the commitment is `{ slot, err: null, seen: true }`).
  * @param {CurtaClient} client
  * @param {string[]} signatures
- * @returns {Promise<({ slot: bigint, err: any } | null)[]>}
+ * @param {{ seen?: boolean }} [options]
+ * @returns {Promise<({ slot: bigint, err: any, seen?: boolean } | null)[]>}
  */
-export async function statuses(client, signatures) {
+export async function statuses(client, signatures, options = {}) {
   const out = [];
   for (let i = 0; i < signatures.length; i += 256) {
     const { value } = await client.rpc.getSignatureStatuses(/** @type {any[]} */ (signatures.slice(i, i + 256))).send();
-    for (const s of value) out.push(satisfies(client, s) && s ? { slot: BigInt(s.slot), err: s.err } : null);
+    for (const s of value) {
+      if (s && satisfies(client, s)) out.push({ slot: BigInt(s.slot), err: s.err });
+      else if (s && options.seen && !s.err) out.push({ slot: BigInt(s.slot), err: null, seen: true });
+      else out.push(null);
+    }
   }
   return out;
 }
