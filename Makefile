@@ -256,10 +256,12 @@ test-localnet: setup-host build-sbf
 # against the quote), a client killed mid-upload and mid-crank resuming
 # with nothing paid twice, the v0 fallback deployed where SIMD-0500 is not
 # active and refused before anything is sent where its feature account
-# says it is, bad input refused in words.
+# says it is, bad input refused in words; two `curta crank --all` crankers
+# with different keys spreading over paid runs, each in profit, every
+# transaction they report the chain's (harness/tests/fleet.rs).
 test-e2e: setup-host models build-sbf build-sbf-v0
 	cd $(ROOT) && $(HOST_BUILD)
-	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test e2e --test paid_crank --test consumer
+	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test e2e --test paid_crank --test consumer --test fleet
 
 # The curta client under load and faults, each scenario on a curta-localnet
 # of its own. harness/tests/faults.rs: eight stories260K runs from four

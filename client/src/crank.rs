@@ -56,6 +56,17 @@ impl Cranked {
     pub fn all_earned(&self) -> u64 {
         self.earned() + self.delivered.as_ref().map_or(0, |d| d.earned)
     }
+    /// Its failed turns that it went on to land itself (sent out of order,
+    /// or after a turn whose blockhash expired): failed and resent.
+    pub fn failed_resent(&self) -> u64 {
+        let landed = |turn| self.turns.iter().any(|t| t.turn == turn);
+        self.failed.iter().filter(|f| landed(f.turn)).count() as u64
+    }
+    /// Its failed turns that another cranker landed first: paid for, and
+    /// not resent (the turns are the other's, `turns_by_others`).
+    pub fn failed_to_others(&self) -> u64 {
+        self.failed.len() as u64 - self.failed_resent()
+    }
     /// Its transactions, landed or failed, as one batch.
     pub fn summary(&self) -> crate::sender::Summary {
         let slots = self.turns.iter().map(|t| t.slot);

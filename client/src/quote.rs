@@ -13,6 +13,7 @@ use crate::errors::{Error, Result};
 use crate::funds::Needed;
 use crate::instructions::ModelKeys;
 use crate::packing;
+use crate::rpc::Cluster;
 
 pub use curta_core::client::quote::Quote;
 
@@ -98,6 +99,35 @@ pub fn turn_message(
     )
 }
 
+/// What a turn of a run opened with `allowance` costs the signer at most,
+/// cranked with `opts`: the cluster's fee for the dearest turn's message
+/// (`fleet::dearest_turn`: the run's largest compute-unit limit at the
+/// ramp's first price), asked as `curta quote` asks it. The accounts are
+/// stand-ins, which do not change the price.
+pub async fn turn_cost(cluster: &Cluster, allowance: u32, opts: &Options) -> Result<u64> {
+    let (cu_limit, price) = curta_core::client::fleet::dearest_turn(allowance, opts);
+    let keys = ModelKeys {
+        config_account: Pubkey::new_from_array([4; 32]),
+        model: Pubkey::new_from_array([5; 32]),
+        owner: Pubkey::new_from_array([6; 32]),
+        weights: vec![Pubkey::new_from_array([7; 32])],
+        royalty: 0,
+        identity: [8; 32],
+    };
+    let run = Pubkey::new_from_array([3; 32]);
+    let turn = crate::instructions::turn(
+        &cluster.program_id,
+        &keys,
+        &run,
+        &cluster.payer_key(),
+        &[],
+        Some(0),
+    );
+    cluster
+        .fee_for(&crate::plans::turn(turn, cu_limit, price))
+        .await
+}
+
 /// Prices a run (the client core's `quote`); `rent` is the rent of its
 /// account (`Quote::account_len` bytes, which `account_len` gives
 /// beforehand). The opening's transactions are this client's packing.
@@ -145,6 +175,7 @@ pub fn quote(artifact: &Artifact, params: &RunParams, prices: &Prices, rent: u64
             window: prices.window,
             limits: prices.limits,
             priority_ramp: prices.priority_ramp,
+            ..Options::default()
         },
         open_transactions: open.len() as u64,
         rent,

@@ -267,6 +267,9 @@ pub struct Pending {
     pub turns: u64,
     /// What its next turn pays its sender (the fee, or the deposit's rest).
     pub crank_payment: u64,
+    /// The turn allowance recorded at opening, which bounds what its turns
+    /// ask (0: an older program's run, which cannot turn).
+    pub allowance: u32,
 }
 
 /// Every opened run of the program (of `model`, when given), its header
@@ -282,7 +285,7 @@ async fn run_headers(cluster: &Cluster, model: Option<&Pubkey>) -> Result<Vec<(P
 
 /// Every opened run of the program (of `model`, when given) that is not
 /// complete, read from its header and state cursor alone; the best paid
-/// first.
+/// first (`curta crank` takes them in its own order: `fleet`).
 pub async fn pending(cluster: &Cluster, model: Option<&Pubkey>) -> Result<Vec<Pending>> {
     let mut out = vec![];
     for (key, data) in run_headers(cluster, model).await? {
@@ -300,6 +303,7 @@ pub async fn pending(cluster: &Cluster, model: Option<&Pubkey>) -> Result<Vec<Pe
             model: Pubkey::new_from_array(*r.model()),
             turns: info.turns,
             crank_payment: r.next_crank_payment(),
+            allowance: r.allowance(),
         });
     }
     out.sort_by_key(|p| (std::cmp::Reverse(p.crank_payment), p.run));

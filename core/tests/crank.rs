@@ -370,6 +370,17 @@ fn scenario(
     window: u32,
     faults: Faults,
 ) -> (Action, curta_core::client::crank::Summary) {
+    scenario_with(name, window, faults, &[])
+}
+
+/// `scenario` with these options of the crank's setup set (`leaveToOthers`,
+/// `followFirst`).
+fn scenario_with(
+    name: &str,
+    window: u32,
+    faults: Faults,
+    options: &[(&str, bool)],
+) -> (Action, curta_core::client::crank::Summary) {
     let artifact = artifact();
     let params = run_params();
     let start = initial_state(&artifact, &params).unwrap();
@@ -388,7 +399,10 @@ fn scenario(
         .num("allowance", ALLOWANCE as u64)
         .num("window", window as u64)
         .str("cuLimit", "exact")
-        .bool("priorityRamp", true)
+        .bool("priorityRamp", true);
+    let setup = options
+        .iter()
+        .fold(setup, |o, (key, on)| o.bool(key, *on))
         .finish();
     let setup_value = Value::parse(&setup).unwrap();
     let (p, allowance) = wire::params(&setup_value).unwrap();
@@ -556,6 +570,58 @@ fn two_crankers_racing_back_off_and_take_over() {
     assert_eq!(s.backoffs, 1);
     assert!(s.failed.len() <= 4 * s.backoffs as usize);
     assert!(s.turns_by_others > 0);
+    assert_eq!(turns_of(&s), run_turns());
+}
+
+/// A fleet's cranker (`curta crank`) that finds another cranker on the
+/// run leaves it to it: the crank is done once its own turns have settled,
+/// the run not complete, every turn it landed checked and its failed ones
+/// counted as its own. Until a turn of its own lands it sends one at a
+/// time, so the encounter costs one failed turn.
+#[test]
+fn a_cranker_that_finds_another_leaves_the_run_to_it() {
+    let (last, s) = scenario_with(
+        "leaving",
+        4,
+        Faults {
+            other_lands_at: vec![50, 900, 1_700],
+            ..Faults::default()
+        },
+        &[("leaveToOthers", true)],
+    );
+    assert_eq!(last, Action::Done);
+    assert!(s.left_to_others);
+    assert_eq!(s.backoffs, 0, "it did not follow");
+    assert!(s.turns_by_others > 0);
+    assert!(turns_of(&s) < run_turns(), "the run is left unfinished");
+    // It sent one turn, a probe, before one of its own landed: that one
+    // failed, not a window.
+    assert_eq!((s.turns.len(), s.failed.len()), (0, 1));
+    // The other's turn failed this one's: never one it landed.
+    assert!(s
+        .failed
+        .iter()
+        .all(|f| s.turns.iter().all(|t| t.turn != f.turn)));
+}
+
+/// Come back to a run left to another cranker, a crank first follows
+/// whoever moves it, sending nothing, and takes it over once it stands
+/// still: no turn of its own fails.
+#[test]
+fn a_cranker_coming_back_follows_first() {
+    let (last, s) = scenario_with(
+        "following-first",
+        4,
+        Faults {
+            other_lands_at: vec![50, 900],
+            ..Faults::default()
+        },
+        &[("followFirst", true)],
+    );
+    assert_eq!(last, Action::Done);
+    assert!(!s.left_to_others);
+    assert!(s.failed.is_empty(), "{:?}", s.failed);
+    assert_eq!(s.turns_by_others, 2);
     assert_eq!(turns_of(&s), run_turns());
 }
 

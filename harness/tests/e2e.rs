@@ -716,9 +716,12 @@ fn racing_crankers_finish_every_run_once() {
     ok(other.json(&["airdrop", "10"]));
 
     let window = 8;
+    // The runs pay no crank fee: --min-fee 0 cranks them all the same.
     let crank = [
         "crank",
         "--once",
+        "--min-fee",
+        "0",
         "--window",
         &window.to_string(),
         "--model",

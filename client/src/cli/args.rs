@@ -119,9 +119,14 @@ pub enum Command {
         #[arg(long)]
         no_crank: bool,
     },
-    /// Crank every open run of the program (or of one model) to its end,
-    /// deliver every finished run that names a callback, and keep watching
-    /// for new ones (permissionless: the signer pays the fees)
+    /// Crank every open run of the program (or of one model) that pays for
+    /// its turns to its end, deliver every finished run that names a
+    /// callback, and keep watching for new ones (permissionless: the signer
+    /// pays the fees, the runs pay their crank fees). Runs are taken in the
+    /// signer's own order (a hash of its key and the run's address), so
+    /// crankers with different keys spread over the open runs; one that
+    /// finds another cranker on its run leaves it to it, and comes back to
+    /// it at the end of the pass if it is still unfinished
     Crank {
         /// Every open run of the program (the default)
         #[arg(long, conflicts_with = "model")]
@@ -137,10 +142,11 @@ pub enum Command {
         interval: f64,
         /// Skip runs whose next turn pays less than this many lamports (the
         /// crank fee, or what is left of the run's deposit), and deliveries
-        /// whose fee is below it; set it to what a turn costs the signer
-        /// (`curta quote`), so that every transaction pays
-        #[arg(long, default_value_t = 0, value_name = "LAMPORTS")]
-        min_fee: u64,
+        /// whose fee is below it; 0 cranks every run, paid or not
+        /// [default: what a turn costs the signer: the cluster's fee for
+        /// the run's dearest turn's message, as `curta quote` asks it]
+        #[arg(long, value_name = "LAMPORTS")]
+        min_fee: Option<u64>,
         #[command(flatten)]
         crank: CrankArgs,
     },
@@ -409,6 +415,7 @@ impl CrankArgs {
             window: self.window,
             limits: self.cu_limit,
             priority_ramp: !self.no_priority_ramp,
+            ..crank::Options::default()
         }
     }
 }

@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 
+use curta_core::client::fleet;
 use serde_json::{json, Value};
 use solana_pubkey::Pubkey;
 
@@ -370,6 +371,8 @@ impl Outcome for Cranked {
             "turns_before": self.turns_before,
             "turns": turns,
             "failed": failed,
+            "failed_resent": self.failed_resent(),
+            "failed_to_others": self.failed_to_others(),
             "turns_by_others": self.turns_by_others,
             "backed_off": self.backoffs > 0,
             "backoffs": self.backoffs,
@@ -413,16 +416,8 @@ impl Outcome for Cranked {
             ),
         };
         let mut out = format!(
-            "turns: {} landed{}{}{landed_in}, at most {} in flight, {:.2} s\n",
-            self.turns.len(),
-            match self.failed.len() {
-                0 => String::new(),
-                n => format!(", {n} failed and resent"),
-            },
-            match self.turns_by_others {
-                0 => String::new(),
-                n => format!(", {n} landed by others"),
-            },
+            "turns: {}{landed_in}, at most {} in flight, {:.2} s\n",
+            turn_counts(self),
             self.in_flight_most,
             self.seconds
         );
@@ -480,7 +475,10 @@ impl Outcome for Pass {
                 "turns_before": c.turns_before,
                 "turns": c.turns.len(),
                 "failed": c.failed.len(),
+                "failed_resent": c.failed_resent(),
+                "failed_to_others": c.failed_to_others(),
                 "turns_by_others": c.turns_by_others,
+                "left_to_others": c.left_to_others,
                 "backed_off": c.backoffs > 0,
                 "backoffs": c.backoffs,
                 "transactions": c.transactions(),
@@ -492,6 +490,7 @@ impl Outcome for Pass {
             "turns": turns,
             "failed": failed,
             "turns_by_others": self.cranked.iter().map(|c| c.turns_by_others).sum::<u64>(),
+            "left_to_others": self.cranked.iter().filter(|c| c.left_to_others).count(),
             "deliveries": self.delivered.iter().map(delivery_json).collect::<Vec<_>>(),
             "transactions": self.transactions(),
             "fees": self.fees(),
@@ -505,11 +504,13 @@ impl Outcome for Pass {
         let mut out = String::new();
         for c in &self.cranked {
             out += &format!(
-                "run {}: {} landed, {} failed and resent, {} by others; fees {}, earned {}\n",
+                "run {}: {}{}; fees {}, earned {}\n",
                 c.run,
-                count(c.turns.len() as u64, "turn", "turns"),
-                c.failed.len(),
-                c.turns_by_others,
+                turn_counts(c),
+                match c.left_to_others {
+                    true => "; left to the other cranker",
+                    false => "",
+                },
                 sol(c.fees()),
                 sol(c.earned())
             );
@@ -528,7 +529,7 @@ impl Outcome for Pass {
         }
         if self.underpaid > 0 {
             out += &format!(
-                "{} paying less than --min-fee a turn: skipped\n",
+                "{} whose next turn pays less than it costs (or --min-fee): skipped\n",
                 count(self.underpaid, "run", "runs")
             );
         }
@@ -577,6 +578,26 @@ impl Pass {
     }
 }
 
+/// A crank's turns in words: those it landed, its failed ones resent, and
+/// those another cranker landed, with this one's that failed on them (paid
+/// for, never its own turns).
+fn turn_counts(c: &Cranked) -> String {
+    let mut out = format!("{} landed", count(c.turns.len() as u64, "turn", "turns"));
+    if c.failed_resent() > 0 {
+        out += &format!(", {} failed and resent", c.failed_resent());
+    }
+    if c.turns_by_others > 0 || c.failed_to_others() > 0 {
+        out += &format!(", {} landed by another cranker", c.turns_by_others);
+    }
+    if c.failed_to_others() > 0 {
+        out += &format!(
+            " ({} of this one's failed: the other's landed first)",
+            c.failed_to_others()
+        );
+    }
+    out
+}
+
 /// A delivery as `--output json` gives it.
 fn delivery_json(d: &deliver::Delivered) -> Value {
     json!({
@@ -589,16 +610,19 @@ fn delivery_json(d: &deliver::Delivered) -> Value {
     })
 }
 
-/// `curta crank`: every open run (of `model`, when given) cranked to its
-/// end, pass after pass; a run that cannot be advanced is reported and
-/// left. With `once`, one pass and its outcome; else a pass's outcome each
-/// time one advanced something, until interrupted.
+/// `curta crank`: every open run (of `model`, when given) that pays what a
+/// turn costs (or `min_fee`) cranked to its end, in the signer's order
+/// (`fleet_runs`), pass after pass; a run that cannot be advanced is
+/// reported and left, and one another cranker is on is left to it and come
+/// back to at the end of the pass (`fleet_options`). With `once`, one pass
+/// and its outcome; else a pass's outcome each time one advanced something,
+/// until interrupted.
 pub async fn crank_all(
     g: &Globals,
     model: Option<&str>,
     once: bool,
     interval: f64,
-    min_fee: u64,
+    min_fee: Option<u64>,
     args: &CrankArgs,
 ) -> Result<()> {
     let c = g.connect().await?;
@@ -616,23 +640,41 @@ pub async fn crank_all(
             refused: vec![],
             underpaid: 0,
         };
-        for p in runs::pending(c, model.as_ref()).await? {
+        let (mut queue, underpaid) = fleet_runs(c, model.as_ref(), min_fee, args).await?;
+        pass.underpaid = underpaid;
+        let (mut left, mut coming_back) = (vec![], false);
+        queue.reverse();
+        loop {
+            let Some(p) = queue.pop() else {
+                if coming_back || left.is_empty() {
+                    break;
+                }
+                // The runs left to other crankers, if still unfinished.
+                coming_back = true;
+                let (mut again, _) = fleet_runs(c, model.as_ref(), min_fee, args).await?;
+                again.retain(|p| left.contains(&p.run));
+                again.reverse();
+                queue = again;
+                continue;
+            };
             if refused.contains(&p.run) {
                 continue;
             }
-            if p.crank_payment < min_fee {
-                pass.underpaid += 1;
-                continue;
-            }
+            let opts = fleet_options(args, coming_back);
             let cranked = match crank::context(c, &p.run, weights.get(&p.model).cloned()).await {
                 Ok(ctx) => {
                     weights.insert(p.model, ctx.artifact.clone());
-                    crank::crank(c, &ctx, args.options(), |_| {}).await
+                    crank::crank(c, &ctx, opts, |_| {}).await
                 }
                 Err(e) => Err(e),
             };
             match cranked {
-                Ok(out) => pass.cranked.push(out),
+                Ok(out) => {
+                    if out.left_to_others {
+                        left.push(p.run);
+                    }
+                    pass.cranked.push(out);
+                }
                 // Ctrl-C stops the cranker, not just this run.
                 Err(e) if crate::interrupt::happened() => {
                     g.print(&pass);
@@ -652,7 +694,7 @@ pub async fn crank_all(
             }
             let outcome = match deliver::plan(c, &run).await {
                 Ok(Some(d)) => match deliver::cost(c, &d).await {
-                    Ok(cost) if fee < cost.max(min_fee) => {
+                    Ok(cost) if fee < cost.max(min_fee.unwrap_or(0)) => {
                         pass.underpaid_deliveries += 1;
                         continue;
                     }
@@ -683,5 +725,135 @@ pub async fn crank_all(
             g.print(&pass);
         }
         tokio::time::sleep(pause).await;
+    }
+}
+
+/// The open runs (of `model`, when given) a cranker takes this pass, in its
+/// order, and how many it skipped: those whose next turn pays less than
+/// `min_fee`, or without one, less than what a turn of theirs costs the
+/// signer (`quote::turn_cost`, asked once for each allowance).
+async fn fleet_runs(
+    c: &Cluster,
+    model: Option<&Pubkey>,
+    min_fee: Option<u64>,
+    args: &CrankArgs,
+) -> Result<(Vec<runs::Pending>, u64)> {
+    let pending = runs::pending(c, model).await?;
+    let mut costs: HashMap<u32, u64> = HashMap::new();
+    if min_fee.is_none() {
+        for p in &pending {
+            if let std::collections::hash_map::Entry::Vacant(e) = costs.entry(p.allowance) {
+                e.insert(crate::quote::turn_cost(c, p.allowance, &args.options()).await?);
+            }
+        }
+    }
+    Ok(fleet::select(
+        &c.payer_key().to_bytes(),
+        pending,
+        min_fee,
+        |p| p.run.to_bytes(),
+        |p| {
+            (
+                p.crank_payment,
+                costs.get(&p.allowance).copied().unwrap_or(0),
+            )
+        },
+    ))
+}
+
+/// How a fleet's cranker cranks a run: it leaves one it finds another
+/// cranker on to it; coming back to such a run, it follows whoever moves
+/// it, and takes it over once it stands still, as `run crank` does.
+fn fleet_options(args: &CrankArgs, coming_back: bool) -> crank::Options {
+    crank::Options {
+        leave_to_others: !coming_back,
+        follow_first: coming_back,
+        ..args.options()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use curta_core::client::crank::{FailedTurn, Summary};
+
+    fn cranked(landed: &[u64], failed: &[u64], by_others: u64, left: bool) -> Cranked {
+        let turn = |turn| TurnRecord {
+            turn,
+            signature: String::new(),
+            slot: 1,
+            cu_limit: 0,
+            estimated_cu: 0,
+            charged: 0,
+            program_cu: 0,
+            consumed_cu: 0,
+            fee: 5_200,
+            crank_paid: 20_000,
+            generated: 0,
+            tokens: vec![],
+            text: vec![],
+            state_sha256: [0; 32],
+        };
+        let failure = |turn| FailedTurn {
+            turn,
+            signature: String::new(),
+            slot: 1,
+            fee: 5_200,
+            error: "StaleTurn".into(),
+        };
+        Cranked {
+            run: Pubkey::new_from_array([1; 32]),
+            model: Pubkey::new_from_array([2; 32]),
+            seconds: 1.0,
+            done: Summary {
+                turns: landed.iter().map(|&t| turn(t)).collect(),
+                failed: failed.iter().map(|&t| failure(t)).collect(),
+                turns_by_others: by_others,
+                left_to_others: left,
+                ..Summary::default()
+            },
+            delivered: None,
+        }
+    }
+
+    /// A turn another cranker landed is the other's, and this one's transaction
+    /// that failed on it is not "failed and resent".
+    #[test]
+    fn the_other_crankers_turns_are_its_own_and_not_resent() {
+        let alone = cranked(&[1, 2, 3], &[2], 0, false);
+        assert_eq!((alone.failed_resent(), alone.failed_to_others()), (1, 0));
+        assert_eq!(turn_counts(&alone), "3 turns landed, 1 failed and resent");
+        let raced = cranked(&[1, 2, 5], &[3, 4, 5], 2, false);
+        assert_eq!((raced.failed_resent(), raced.failed_to_others()), (1, 2));
+        assert_eq!(
+            turn_counts(&raced),
+            "3 turns landed, 1 failed and resent, 2 landed by another cranker (2 of this one's \
+             failed: the other's landed first)"
+        );
+        let left = cranked(&[], &[1], 1, true);
+        let pass = Pass {
+            cranked: vec![left],
+            delivered: vec![],
+            underpaid_deliveries: 0,
+            refused: vec![],
+            underpaid: 1,
+        };
+        let text = pass.text();
+        assert!(
+            text.starts_with(
+                "run 4vJ9JU1bJJE96FWSJKvHsmmFADCg4gpZQff4P3bkLKi: 0 turns landed, 1 landed by \
+                 another cranker (1 of this one's failed: the other's landed first); left to the \
+                 other cranker; fees 0.000005200 SOL, earned 0.000000000 SOL\n"
+            ),
+            "{text}"
+        );
+        let json = pass.json();
+        assert_eq!(json["runs"][0]["failed"], 1);
+        assert_eq!(json["runs"][0]["failed_to_others"], 1);
+        assert_eq!(json["runs"][0]["failed_resent"], 0);
+        assert_eq!(json["runs"][0]["turns_by_others"], 1);
+        assert_eq!(json["runs"][0]["left_to_others"], true);
+        assert_eq!(json["left_to_others"], 1);
+        assert_eq!(json["skipped_below_min_fee"], 1);
     }
 }

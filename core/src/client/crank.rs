@@ -14,9 +14,11 @@
 //! then the run's turn count past its own) backs off: it sends nothing while
 //! the other moves the run, reading where it is every 0.8 s, and takes the
 //! run over once it has stood still for three reads, so each encounter costs
-//! at most the window it had in flight. Each landed turn's receipt must
-//! equal the replay's field by field, and the final state the replay's byte
-//! for byte; a difference stops the crank, naming the turn and the field.
+//! at most the window it had in flight; or, with `leave_to_others` (a
+//! fleet's cranker), it leaves the run to the other and ends. Each landed
+//! turn's receipt must equal the replay's field by field, and the final
+//! state the replay's byte for byte; a difference stops the crank, naming
+//! the turn and the field.
 //!
 //! The host drives it: `Crank::next` takes the answer to the last action
 //! (`Event::Start` first) and returns the next action, until `Action::Done`
@@ -76,6 +78,18 @@ pub struct Options {
     /// A priority fee falling turn by turn (`budget::turn_budgets`), so
     /// that the scheduler runs the turns in flight in their order.
     pub priority_ramp: bool,
+    /// On finding another cranker on the run (a failed turn, then the
+    /// run's turn count past its own), leave the run to it: the crank ends
+    /// (`Action::Done`, `Summary::left_to_others`) instead of following it.
+    /// Until its first turn lands it keeps only that one in flight, so the
+    /// encounter costs one failed turn. A fleet's cranker (`curta crank`)
+    /// moves on to another run.
+    pub leave_to_others: bool,
+    /// Start as if following another cranker: send nothing until the run
+    /// has stood still for `FOLLOW_STILL_POLLS` reads (a run left to
+    /// another cranker, come back to); then, as with `leave_to_others`,
+    /// one turn alone until one of its own lands.
+    pub follow_first: bool,
 }
 
 impl Default for Options {
@@ -84,6 +98,8 @@ impl Default for Options {
             window: 0,
             limits: LimitPolicy::Exact,
             priority_ramp: true,
+            leave_to_others: false,
+            follow_first: false,
         }
     }
 }
@@ -153,7 +169,9 @@ pub enum Action {
     /// `Event::Height`.
     Height,
     /// The run is complete, every turn checked: `Crank::summary` says what
-    /// this crank did.
+    /// this crank did. Or, with `Options::leave_to_others`, the crank left
+    /// the run to another cranker (`Summary::left_to_others`), every turn
+    /// it landed checked.
     Done,
     /// The crank cannot go on.
     Stop(Stop),
@@ -336,6 +354,9 @@ pub struct Summary {
     pub backoffs: u32,
     /// The most turns it had in flight at once (sent, not yet seen run).
     pub in_flight_most: u32,
+    /// It found another cranker on the run and left the run to it
+    /// (`Options::leave_to_others`): the run is not complete.
+    pub left_to_others: bool,
     /// The run was closed after its last turn, before the crank read its
     /// final state (the receipts, each checked, are the evidence).
     pub closed_after: bool,
@@ -489,6 +510,7 @@ impl Crank {
             final_state_sha256: sha256(&replay.final_state),
             ..Summary::default()
         };
+        let following = params.options.follow_first;
         let due = run::crank_payment(params.crank_fee, params.crank_deposited, turns_before);
         let stopped = (due > 0 && base58::encode(&params.owner) == params.payer).then(|| {
             let words = format!(
@@ -512,7 +534,7 @@ impl Crank {
             attempts: std::vec![0; n],
             confirmed: 0,
             going_back: false,
-            following: false,
+            following,
             still_polls: 0,
             now_ms: 0,
             height_checked_ms: 0,
@@ -939,6 +961,17 @@ impl Crank {
                 self.pc = Pc::Top;
             }
             Reading::AfterFailure => {
+                if skipped > 0 && self.params.options.leave_to_others {
+                    // Nothing of this crank's is in flight (the failure
+                    // was read once every turn settled): it ends here, or
+                    // reads the final state if the other finished the run.
+                    self.summary.left_to_others = self.confirmed < self.n();
+                    self.pc = match self.summary.left_to_others {
+                        true => Pc::Done,
+                        false => Pc::HeightDue,
+                    };
+                    return;
+                }
                 if skipped > 0 {
                     self.following = true;
                     self.still_polls = 0;
@@ -1016,7 +1049,11 @@ impl Crank {
                     return Ok(Action::ReadRun);
                 }
                 Pc::SendFrom(from) => {
-                    if let Some(send) = self.next_send(from)? {
+                    let send = match self.probing(from) {
+                        true => None,
+                        false => self.next_send(from)?,
+                    };
+                    if let Some(send) = send {
                         self.pc = Pc::SendFrom(send.index + 1);
                         let cu_limit = send.cu_limit;
                         self.asked = Asked::Sent {
@@ -1095,6 +1132,17 @@ impl Crank {
             .as_ref()
             .map(|f| f.signature.clone())
             .unwrap_or_default()
+    }
+
+    /// Whether a fleet's cranker holds back the turn from `from`: until a
+    /// turn of its own has landed on the run it keeps one in flight (a
+    /// probe), so that finding another cranker there costs it one failed
+    /// turn, not a window.
+    fn probing(&self, from: usize) -> bool {
+        let fleet = self.params.options.leave_to_others || self.params.options.follow_first;
+        fleet
+            && self.summary.turns.is_empty()
+            && (from > self.confirmed || !self.settled(self.confirmed))
     }
 
     /// The next turn of the window to send, from step `from` on.

@@ -14,6 +14,7 @@
 //! | `budget` | A turn's compute-unit limit and priority fee |
 //! | `receipt` | Turn receipts from a transaction's logs (Curta's own invocation only), checked field by field |
 //! | `crank` | The crank as a state machine: events in, actions out |
+//! | `fleet` | Which open runs a cranker takes (they pay what a turn costs), in its own order |
 //! | `delivery` | A finished run's delivery (`deliver`): its accounts, compute units and fee |
 //! | `upload` | An upload as a function of what the chain holds: the next step |
 //! | `quote` | What a run will cost before it is opened |
@@ -25,6 +26,7 @@ pub mod budget;
 pub mod crank;
 pub mod delivery;
 pub mod errors;
+pub mod fleet;
 pub mod keys;
 pub mod packing;
 pub mod params;

@@ -64,7 +64,8 @@ fn address_of(v: &Value, key: &str) -> Result<Address, String> {
 }
 
 /// The crank's optional `"window"` (0: measured), `"cuLimit"`
-/// (`"exact"`, `"uniform"` or a number) and `"priorityRamp"` (true).
+/// (`"exact"`, `"uniform"` or a number), `"priorityRamp"` (true),
+/// `"leaveToOthers"` and `"followFirst"` (false).
 fn options(v: &Value) -> Result<Options, String> {
     let mut options = Options::default();
     if let Some(w) = v.get("window") {
@@ -81,6 +82,16 @@ fn options(v: &Value) -> Result<Options, String> {
     }
     if let Some(ramp) = v.get("priorityRamp") {
         options.priority_ramp = ramp.as_bool().ok_or("priorityRamp must be true or false")?;
+    }
+    if let Some(leave) = v.get("leaveToOthers") {
+        options.leave_to_others = leave
+            .as_bool()
+            .ok_or("leaveToOthers must be true or false")?;
+    }
+    if let Some(follow) = v.get("followFirst") {
+        options.follow_first = follow
+            .as_bool()
+            .ok_or("followFirst must be true or false")?;
     }
     Ok(options)
 }
