@@ -258,10 +258,14 @@ test-localnet: setup-host build-sbf
 # active and refused before anything is sent where its feature account
 # says it is, bad input refused in words; two `curta crank --all` crankers
 # with different keys spreading over paid runs, each in profit, every
-# transaction they report the chain's (harness/tests/fleet.rs).
+# transaction they report the chain's (harness/tests/fleet.rs); and `curta
+# crank` as a person runs it (harness/tests/cranker.rs): Ctrl-C, plain and
+# piped through tee, ending it within a second with totals equal to the
+# balance change, an empty wallet refused before sending, the journal kept
+# per signer.
 test-e2e: setup-host models build-sbf build-sbf-v0
 	cd $(ROOT) && $(HOST_BUILD)
-	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test e2e --test paid_crank --test consumer --test fleet
+	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test e2e --test paid_crank --test consumer --test fleet --test cranker
 
 # The curta client under load and faults, each scenario on a curta-localnet
 # of its own. harness/tests/faults.rs: eight stories260K runs from four

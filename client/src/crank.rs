@@ -9,6 +9,7 @@
 //! from the chain's state.
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use curta_core::client::crank::{self as machine, Action, Crank, Event, Params, Status, StopKind};
@@ -38,6 +39,36 @@ pub struct Cranked {
     /// The delivery sent after the last turn, for a run that names a
     /// callback (`crate::deliver`).
     pub delivered: Option<crate::deliver::Delivered>,
+    /// Stopped by Ctrl-C (or a closed output): what it had in flight.
+    pub stopped: Option<Stopped>,
+}
+
+/// What a crank stopped by Ctrl-C had in flight, and what became of it in
+/// the moment it looked (`interrupt::GRACE`, within the second Ctrl-C
+/// allows).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stopped {
+    /// Turns that landed after the stop: their fees and the crank fees they
+    /// earned are counted (their receipts are not checked against the
+    /// replay; the next crank of the run checks the state they left).
+    pub landed: Vec<Late>,
+    /// Turns that landed and failed after the stop: their fees are counted.
+    pub failed: Vec<Late>,
+    /// Turns with no status by then, (turn, signature): not counted. Each
+    /// may still land until its blockhash expires (about a minute); the
+    /// next command of the same signer settles them first (`journal`).
+    pub in_flight: Vec<(u64, String)>,
+}
+
+/// A turn seen landing after the crank was stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Late {
+    pub turn: u64,
+    pub signature: String,
+    pub slot: u64,
+    pub fee: u64,
+    /// The crank fee it paid the signer (0 when it failed).
+    pub earned: u64,
 }
 
 impl std::ops::Deref for Cranked {
@@ -48,13 +79,52 @@ impl std::ops::Deref for Cranked {
 }
 
 impl Cranked {
-    /// Its fees, the delivery's included.
+    /// Its fees, the delivery's and those of turns that landed after a stop
+    /// included.
     pub fn all_fees(&self) -> u64 {
-        self.fees() + self.delivered.as_ref().map_or(0, |d| d.fee)
+        let late = self.stopped.as_ref().map_or(0, |s| {
+            s.landed.iter().chain(&s.failed).map(|l| l.fee).sum::<u64>()
+        });
+        self.fees() + late + self.delivered.as_ref().map_or(0, |d| d.fee)
     }
-    /// What it earned: crank fees and the delivery fee.
+    /// What it earned: crank fees (those of turns that landed after a stop
+    /// included) and the delivery fee.
     pub fn all_earned(&self) -> u64 {
-        self.earned() + self.delivered.as_ref().map_or(0, |d| d.earned)
+        let late = self
+            .stopped
+            .as_ref()
+            .map_or(0, |s| s.landed.iter().map(|l| l.earned).sum::<u64>());
+        self.earned() + late + self.delivered.as_ref().map_or(0, |d| d.earned)
+    }
+    /// Turns of its own that landed, after a stop included.
+    pub fn landed(&self) -> u64 {
+        self.turns.len() as u64 + self.stopped.as_ref().map_or(0, |s| s.landed.len() as u64)
+    }
+    /// Turns of its own that landed and failed, after a stop included.
+    pub fn failed_turns(&self) -> u64 {
+        self.failed.len() as u64 + self.stopped.as_ref().map_or(0, |s| s.failed.len() as u64)
+    }
+    /// Its turn transactions that landed (turns landed and failed).
+    pub fn turn_transactions(&self) -> u64 {
+        self.landed() + self.failed_turns()
+    }
+    /// What a crank that ended in an error did (its turns that landed
+    /// and failed, not those it had in flight).
+    pub fn partial(ctx: &RunContext, crank: &Crank) -> Cranked {
+        Cranked {
+            run: ctx.run,
+            model: ctx.model.keys.model,
+            seconds: 0.0,
+            done: crank.summary().clone(),
+            delivered: None,
+            stopped: None,
+        }
+    }
+    /// Turns it sent whose outcome it does not know (after a stop).
+    pub fn in_flight(&self) -> u64 {
+        self.stopped
+            .as_ref()
+            .map_or(0, |s| s.in_flight.len() as u64)
     }
     /// Its failed turns that it went on to land itself (sent out of order,
     /// or after a turn whose blockhash expired): failed and resent.
@@ -179,55 +249,207 @@ pub async fn crank(
     opts: Options,
     on_turn: impl FnMut(&TurnRecord),
 ) -> Result<Cranked> {
-    let crank = machine(cluster, ctx, opts).await?;
-    drive(cluster, ctx, crank, on_turn).await
+    let mut crank = machine(cluster, ctx, opts).await?;
+    drive(cluster, ctx, &mut crank, on_turn).await
 }
 
-/// Does the I/O of a crank until it is done or stops.
+/// Does the I/O of a crank until it is done or stops. Ctrl-C (or a closed
+/// output) stops it: it sends nothing more, looks until
+/// `interrupt::deadline` at the turns it has in flight, and returns what it
+/// did with `stopped` set. A signer that cannot pay the first turn is
+/// refused before anything is sent. After an error, `crank.summary()` still
+/// says what it did (`Cranked::partial`).
 pub async fn drive(
     cluster: &Cluster,
     ctx: &RunContext,
-    mut crank: Crank,
+    crank: &mut Crank,
     mut on_turn: impl FnMut(&TurnRecord),
 ) -> Result<Cranked> {
     let started = Instant::now();
     let _cranking = crate::interrupt::Cranking::start();
     let mut told = 0;
     let mut sent: HashMap<String, Vec<Pubkey>> = HashMap::new();
+    // The turn being sent: signed, maybe sent, not yet known to the crank.
+    let sending: Mutex<Option<(u64, String)>> = Mutex::new(None);
     let mut action = crank.next(Event::Start);
-    loop {
+    if let Action::Send(first) = &action {
+        can_pay(cluster, first).await?;
+    }
+    let stopped = loop {
         for t in &crank.summary().turns[told..] {
             on_turn(t);
         }
         told = crank.summary().turns.len();
         let event = match action {
-            Action::Done => break,
+            Action::Done => break None,
             Action::Stop(stop) => {
                 let words = match stop.kind {
-                    StopKind::OutOfFunds => format!(
-                        "{}; {}",
-                        stop.words,
-                        crate::funds::how_to_fund(&cluster.payer_key(), 0)
-                    ),
+                    StopKind::OutOfFunds => {
+                        return Err(out_of_funds(cluster, ctx, crank, stop).await)
+                    }
                     _ => stop.words,
                 };
                 return Err(Error::new(words));
             }
             action => tokio::select! {
                 biased;
-                _ = crate::interrupt::interrupted() => Event::Cancel,
-                event = perform(cluster, ctx, &mut sent, started, action) => event?,
+                _ = crate::interrupt::interrupted() => None,
+                event = perform(cluster, ctx, &mut sent, &sending, started, action) => Some(event?),
             },
         };
+        let Some(event) = event else {
+            let mut flying = crank.in_flight();
+            let half_sent = lock(&sending).take();
+            if let Some(s) = half_sent.filter(|s| !flying.contains(s)) {
+                flying.push(s);
+            }
+            break Some(look_at(cluster, flying).await);
+        };
+        if matches!(event, Event::Sent { .. }) {
+            lock(&sending).take();
+        }
         action = crank.next(event);
-    }
+    };
     Ok(Cranked {
         run: ctx.run,
         model: ctx.model.keys.model,
         seconds: started.elapsed().as_secs_f64(),
         done: crank.summary().clone(),
         delivered: None,
+        stopped,
     })
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The fee of a turn as sent: the signature's and the priority fee.
+async fn fee_of(cluster: &Cluster, send: &machine::Send) -> Result<u64> {
+    let priority = curta_core::client::budget::priority_fee(send.micro_lamports, send.cu_limit);
+    Ok(cluster.lamports_per_signature().await? + priority)
+}
+
+/// Refuses, before anything is sent, a crank whose signer cannot pay its
+/// first turn (the run's next) and keep the rent-exempt minimum a fee
+/// payer must keep: the validator would drop such turns unseen.
+async fn can_pay(cluster: &Cluster, first: &machine::Send) -> Result<()> {
+    let signer = cluster.payer_key();
+    let (balance, keep, fee) = (
+        cluster.balance(&signer).await?,
+        cluster.rent(0).await?,
+        fee_of(cluster, first).await?,
+    );
+    let needed = keep + fee;
+    if balance < needed {
+        return Err(Error::new(format!(
+            "the signer {signer} cannot pay turn {} (the run's next): it has {}, and the turn's \
+             fee ({fee} lamports) must leave it the {} a fee payer keeps, {} in all; {} (nothing \
+             was sent)",
+            first.turn,
+            crate::output::sol(balance),
+            crate::output::sol(keep),
+            crate::output::sol(needed),
+            crate::funds::how_to_fund(&signer, needed - balance)
+        ))
+        .ends_cranker());
+    }
+    Ok(())
+}
+
+/// The words of a crank whose signer ran out of lamports midway, naming
+/// the run's next turn (the first not landed: the turns sent after it were
+/// dropped unseen, unpaid), the balance and what is needed, and how to fund
+/// it.
+async fn out_of_funds(
+    cluster: &Cluster,
+    ctx: &RunContext,
+    crank: &Crank,
+    stop: machine::Stop,
+) -> Error {
+    let signer = cluster.payer_key();
+    let s = crank.summary();
+    // The run's count as the chain has it (a turn may have landed since the
+    // crank last read the statuses), else as the crank knows it.
+    let known = s.turns_before + s.turns.len() as u64 + s.turns_by_others;
+    let account = cluster.account(&ctx.run).await.ok().flatten();
+    let on_chain = account.and_then(|a| {
+        let r = RunAccount::read(&a.data).ok()?;
+        Some(curta_core::StateInfo::read(r.state()).ok()?.turns)
+    });
+    let next = on_chain.unwrap_or(known).max(known) + 1;
+    let p = crank.params();
+    // That turn's priority fee, as its budget prices it.
+    let step = crank.steps().iter().position(|s| s.turns_before + 1 == next);
+    let priority = step.map_or(0, |i| crank.budgets()[i].priority_fee);
+    let fee = p.lamports_per_signature + priority;
+    let balance = cluster.balance(&signer).await.ok();
+    let words = balance
+        .and_then(|b| machine::short_of_fees(&p.payer, b, p.keep, fee, next))
+        .unwrap_or(stop.words);
+    let short = (p.keep + fee).saturating_sub(balance.unwrap_or(0));
+    Error::new(format!(
+        "{words}; {}",
+        crate::funds::how_to_fund(&signer, short)
+    ))
+    .ends_cranker()
+}
+
+/// What became of the turns a stopped crank had in flight: their statuses
+/// read until each is known or `interrupt::deadline` passes, and the fee
+/// and crank fee of each that landed.
+async fn look_at(cluster: &Cluster, flying: Vec<(u64, String)>) -> Stopped {
+    let deadline = tokio::time::Instant::from_std(crate::interrupt::deadline());
+    let program = cluster.program_id.to_string();
+    let mut out = Stopped::default();
+    let mut pending = flying;
+    while !pending.is_empty() {
+        let sigs: Vec<Signature> = pending.iter().map(|(_, s)| parse_signature(s)).collect();
+        let Ok(Ok(statuses)) = tokio::time::timeout_at(deadline, cluster.statuses(&sigs)).await
+        else {
+            break;
+        };
+        let mut still = vec![];
+        for ((turn, signature), status) in pending.into_iter().zip(statuses) {
+            let landed = status.filter(|s| s.satisfies_commitment(cluster.commitment));
+            let Some(status) = landed else {
+                still.push((turn, signature));
+                continue;
+            };
+            let sig = parse_signature(&signature);
+            let Ok(Ok(tx)) = tokio::time::timeout_at(deadline, cluster.transaction(&sig)).await
+            else {
+                still.push((turn, signature));
+                continue;
+            };
+            let earned = match &status.err {
+                Some(_) => 0,
+                None => curta_core::client::receipt::from_logs(&tx.logs, &program)
+                    .first()
+                    .map_or(0, |r| r.event.crank_paid),
+            };
+            let late = Late {
+                turn,
+                signature,
+                slot: status.slot,
+                fee: tx.fee,
+                earned,
+            };
+            match status.err {
+                Some(_) => out.failed.push(late),
+                None => out.landed.push(late),
+            }
+        }
+        pending = still;
+        if pending.is_empty()
+            || tokio::time::Instant::now() + Duration::from_millis(machine::POLL_MS) >= deadline
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(machine::POLL_MS)).await;
+    }
+    out.in_flight = pending;
+    out
 }
 
 /// Does what an action asks; returns the event answering it.
@@ -235,12 +457,14 @@ async fn perform(
     cluster: &Cluster,
     ctx: &RunContext,
     sent: &mut HashMap<String, Vec<Pubkey>>,
+    sending: &Mutex<Option<(u64, String)>>,
     started: Instant,
     action: Action,
 ) -> Result<Event> {
     Ok(match action {
         Action::Send(send) => {
-            let (signature, last_valid_height, programs) = send_turn(cluster, ctx, &send).await?;
+            let (signature, last_valid_height, programs) =
+                send_turn(cluster, ctx, &send, sending).await?;
             sent.insert(signature.to_string(), programs);
             Event::Sent {
                 signature: signature.to_string(),
@@ -330,6 +554,7 @@ async fn send_turn(
     cluster: &Cluster,
     ctx: &RunContext,
     send: &machine::Send,
+    sending: &Mutex<Option<(u64, String)>>,
 ) -> Result<(Signature, u64, Vec<Pubkey>)> {
     let weights: Vec<Pubkey> = send
         .sections
@@ -352,13 +577,15 @@ async fn send_turn(
         cluster.blockhash().await?
     };
     let tx = cluster.sign(&ixs, &[], &b.hash)?;
+    // From here it may be sent, even if this is stopped before it returns.
+    *lock(sending) = Some((send.turn, tx.signatures[0].to_string()));
     let mut tries = 0;
     let signature = loop {
         match cluster.send(&tx, b.last_valid_block_height, false).await {
             Ok(sig) => break sig,
             Err(e) if tries < 3 => {
                 tries += 1;
-                eprintln!("sending turn {} again: {e}", send.turn);
+                crate::interrupt::say(format!("sending turn {} again: {e}", send.turn));
                 tokio::time::sleep(Duration::from_millis(300)).await;
             }
             Err(e) => return Err(e.context(format!("sending turn {}", send.turn))),

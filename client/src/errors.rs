@@ -9,20 +9,32 @@ use solana_instruction::error::InstructionError;
 use solana_pubkey::Pubkey;
 use solana_transaction::TransactionError;
 
-/// A failure, as the message the user reads.
+/// A failure, as the message the user reads, and whether it ends a
+/// cranker going over many runs too (the signer cannot pay a fee: no other
+/// run would fare better).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Error(String);
+pub struct Error(String, bool);
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub fn new(message: impl Into<String>) -> Error {
-        Error(message.into())
+        Error(message.into(), false)
+    }
+
+    /// The same failure, which ends a cranker too, not only its run.
+    pub fn ends_cranker(self) -> Error {
+        Error(self.0, true)
+    }
+
+    /// Whether it ends a cranker, not only its run (`ends_cranker`).
+    pub fn is_for_every_run(&self) -> bool {
+        self.1
     }
 
     /// The same failure, after `what` (the step that failed).
     pub fn context(self, what: impl fmt::Display) -> Error {
-        Error(format!("{what}: {}", self.0))
+        Error(format!("{what}: {}", self.0), self.1)
     }
 
     /// The same failure, then on the same line what the user can do next
@@ -38,7 +50,7 @@ impl Error {
             true => " ",
             false => ". ",
         };
-        Error(format!("{}{stop}{next}", self.0))
+        Error(format!("{}{stop}{next}", self.0), self.1)
     }
 
     pub fn message(&self) -> &str {
@@ -56,13 +68,13 @@ impl std::error::Error for Error {}
 
 impl From<solana_rpc_client_api::client_error::Error> for Error {
     fn from(e: solana_rpc_client_api::client_error::Error) -> Error {
-        Error(rpc_error(&e))
+        Error(rpc_error(&e), false)
     }
 }
 
 impl From<curta_core::Error> for Error {
     fn from(e: curta_core::Error) -> Error {
-        Error(format!("{} (core error {})", e.name(), e.code()))
+        Error(format!("{} (core error {})", e.name(), e.code()), false)
     }
 }
 

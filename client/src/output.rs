@@ -34,12 +34,16 @@ pub trait Outcome {
 /// The one printer of outcomes.
 pub fn print(format: OutputFormat, outcome: &dyn Outcome) {
     let mut out = std::io::stdout().lock();
-    let _ = match format {
+    let written = match format {
         OutputFormat::Display => out.write_all(outcome.text().as_bytes()),
         OutputFormat::Json => writeln!(out, "{:#}", outcome.json()),
         OutputFormat::JsonCompact => writeln!(out, "{}", outcome.json()),
     };
-    let _ = out.flush();
+    // A closed pipe stops the process (`interrupt::output_closed`), as
+    // Ctrl-C does; it never panics.
+    if let Err(e) = written.and_then(|()| out.flush()) {
+        crate::interrupt::wrote(&e);
+    }
 }
 
 /// `1 slot`, `2 slots`.

@@ -2,7 +2,7 @@
 //! a pipe, a test reading the output), so long steps always say how far
 //! they are.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -92,7 +92,7 @@ impl Progress {
     pub fn println(&self, line: impl AsRef<str>) {
         match &self.bar {
             Some(bar) => bar.println(line.as_ref()),
-            None => eprintln!("{}", line.as_ref()),
+            None => crate::interrupt::say(line.as_ref()),
         }
     }
 
@@ -114,8 +114,10 @@ impl Progress {
         if (force || due) && plain.printed != done {
             plain.printed_at = Instant::now();
             plain.printed = done;
-            let mut err = std::io::stderr().lock();
-            let _ = writeln!(err, "{}: {done}/{} {}", self.label, self.total, self.unit);
+            crate::interrupt::say(format!(
+                "{}: {done}/{} {}",
+                self.label, self.total, self.unit
+            ));
         }
     }
 }
@@ -125,5 +127,119 @@ impl Drop for Progress {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+/// A long-lived status: a cranker's. On a terminal, one line redrawn in
+/// place (a bar while a run is cranked, a spinner while idle); otherwise
+/// plain lines on stderr, at most one every 2 s (`CURTA_PROGRESS_INTERVAL_MS`)
+/// unless forced.
+pub struct Ticker {
+    bar: Option<ProgressBar>,
+    printed_at: Mutex<Option<Instant>>,
+}
+
+impl Default for Ticker {
+    fn default() -> Self {
+        Ticker::new()
+    }
+}
+
+impl Ticker {
+    pub fn new() -> Ticker {
+        let bar = interactive().then(|| {
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            bar.enable_steady_tick(Duration::from_millis(200));
+            bar
+        });
+        let t = Ticker {
+            bar,
+            printed_at: Mutex::new(None),
+        };
+        t.idle_style();
+        t
+    }
+
+    fn idle_style(&self) {
+        if let Some(bar) = &self.bar {
+            if let Ok(style) = ProgressStyle::with_template("{spinner} {wide_msg}") {
+                bar.set_style(style);
+            }
+        }
+    }
+
+    /// A run of `total` turns begins: the bar counts its turns.
+    pub fn run(&self, label: String, total: u64) {
+        if let Some(bar) = &self.bar {
+            if let Ok(style) =
+                ProgressStyle::with_template("{prefix} [{bar:24}] {pos}/{len} turns {wide_msg}")
+            {
+                bar.set_style(style.progress_chars("=> "));
+            }
+            bar.set_length(total);
+            bar.set_position(0);
+            bar.set_prefix(label);
+        }
+    }
+
+    /// The run's bar at `done` turns, with `beside` beside it; or `line`
+    /// when one is due.
+    pub fn turn(&self, done: u64, beside: String, line: impl FnOnce() -> String) {
+        if let Some(bar) = &self.bar {
+            bar.set_position(done);
+            bar.set_message(beside);
+            return;
+        }
+        self.plain(line(), false);
+    }
+
+    /// Idle, or between runs: the spinner's message, or a plain line
+    /// (always printed when `force`).
+    pub fn status(&self, message: String, force: bool) {
+        if let Some(bar) = &self.bar {
+            self.idle_style();
+            bar.set_message(message);
+            return;
+        }
+        self.plain(message, force);
+    }
+
+    /// A line above the bar, or on its own.
+    pub fn println(&self, line: impl AsRef<str>) {
+        match &self.bar {
+            Some(bar) => bar.suspend(|| crate::interrupt::say(line.as_ref())),
+            None => crate::interrupt::say(line.as_ref()),
+        }
+    }
+
+    /// Runs `f` (which prints) with the bar out of the way, then draws it
+    /// again.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        match &self.bar {
+            Some(bar) => bar.suspend(f),
+            None => f(),
+        }
+    }
+
+    /// Clears the bar for good (before the last summary is printed).
+    pub fn clear(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+
+    fn plain(&self, line: String, force: bool) {
+        let mut at = self.printed_at.lock().unwrap_or_else(|e| e.into_inner());
+        let due = at.is_none_or(|t| t.elapsed() >= plain_every());
+        if force || due {
+            *at = Some(Instant::now());
+            crate::interrupt::say(line);
+        }
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.clear();
     }
 }

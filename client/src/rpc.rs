@@ -112,7 +112,7 @@ impl Cluster {
             .await
             .map_err(|e| Error::from(e).context(format!("connecting to {url}")))?
             .to_string();
-        let journal = Journal::new(state_dir, &genesis_hash);
+        let journal = Journal::new(state_dir, &genesis_hash, &payer.pubkey());
         Ok(Cluster {
             rpc,
             url,
@@ -468,9 +468,11 @@ impl Cluster {
         Error::new(out)
     }
 
-    /// Sends again every transaction of a process that is gone that could
-    /// still land, waits until each has landed or expired, then removes
-    /// its file. Returns how many were still open.
+    /// Sends again every transaction of this signer's processes that are
+    /// gone (`Journal::orphans`: never another signer's) that could still
+    /// land, waits until each has landed or expired, then removes its file.
+    /// Returns how many were still open. Only commands that send call it:
+    /// a read-only one has nothing to protect from a late landing.
     pub async fn settle_journal(&self) -> Result<usize> {
         let orphans = self.journal.orphans();
         if orphans.is_empty() {
@@ -480,15 +482,15 @@ impl Cluster {
         // Only a transaction whose blockhash is still valid can land.
         let open: Vec<&crate::journal::Entry> = orphans
             .iter()
-            .flat_map(|(_, entries)| entries)
+            .flat_map(|o| &o.entries)
             .filter(|e| e.last_valid_block_height >= height)
             .collect();
         let waited = open.len();
         if waited > 0 {
-            eprintln!(
+            crate::interrupt::say(format!(
                 "finishing {waited} transaction(s) an interrupted curta had in flight (sent again, \
                  waited for until they land or expire)"
-            );
+            ));
         }
         let sigs: Vec<Signature> = open.iter().map(|e| e.signature).collect();
         let statuses = self.statuses(&sigs).await?;
@@ -522,18 +524,18 @@ impl Cluster {
                 if told.elapsed() >= Duration::from_secs(5) {
                     told = Instant::now();
                     let blocks = last + 1 - height;
-                    eprintln!(
+                    crate::interrupt::say(format!(
                         "waiting for {} of them to land, or to expire at block height {} (now {height}, \
                          about {} s)",
                         pending.len(),
                         last + 1,
                         blocks * 2 / 5
-                    );
+                    ));
                 }
             }
         }
-        for (path, _) in orphans {
-            self.journal.remove_orphan(&path)?;
+        for o in orphans.iter().filter(|o| o.remove) {
+            self.journal.remove_orphan(&o.path)?;
         }
         Ok(waited)
     }

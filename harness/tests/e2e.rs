@@ -626,7 +626,7 @@ fn killed_mid_upload_and_mid_crank_resumes_paying_nothing_twice() {
 
     // Ctrl-C in `generate`'s crank: the crank stops sending, and the
     // command says the run stays open, how to resume it and how to close
-    // it; the same command then finishes and closes the run.
+    // it (exit 130); the same command then finishes and closes the run.
     let name = "stories260k-t08-seed1";
     let spec = shared::spec(name);
     let args = run_args(&spec);
@@ -642,7 +642,7 @@ fn killed_mid_upload_and_mid_crank_resumes_paying_nothing_twice() {
     let status = interrupt(&mut child);
     let said: Vec<String> = lines.iter().collect();
     let said = said.join("\n");
-    assert_eq!(status.code(), Some(1), "interrupted: {said}");
+    assert_eq!(status.code(), Some(130), "interrupted: {said}");
     let run = said
         .split_once("The run ")
         .and_then(|(_, r)| r.split_whitespace().next())

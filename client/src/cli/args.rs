@@ -127,6 +127,17 @@ pub enum Command {
     /// crankers with different keys spread over the open runs; one that
     /// finds another cranker on its run leaves it to it, and comes back to
     /// it at the end of the pass if it is still unfinished
+    ///
+    /// Progress goes to stderr: a bar on a terminal, else a line a turn
+    /// (at most one every 2 s) and one each idle pass. Each pass prints its
+    /// runs, earned against spent and the profit per turn landed, then the
+    /// totals since the start. Ctrl-C (or a closed stdout or stderr pipe)
+    /// stops it within a second, printing the totals: turns landed, failed,
+    /// earned and spent, which are the signer's balance change, and the
+    /// turns still in flight, not counted (exit 130; 141 for a closed pipe).
+    /// A second Ctrl-C ends it at once. A signer that cannot pay the next
+    /// turn's fee and keep the rent-exempt minimum is refused before
+    /// anything is sent (exit 1).
     Crank {
         /// Every open run of the program (the default)
         #[arg(long, conflicts_with = "model")]
@@ -277,6 +288,10 @@ pub enum RunCommand {
         label: String,
     },
     /// Crank a run to its end; resumes where it stopped
+    ///
+    /// Ctrl-C stops it within a second, printing what it did (turns that
+    /// landed while it stopped included, those still in flight named, not
+    /// counted) and how to resume or close the run (exit 130).
     Crank {
         /// The run's address
         #[arg(value_name = "RUN")]

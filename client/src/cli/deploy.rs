@@ -82,7 +82,7 @@ fn program_keypair_for_deploy(
         }
         write_keypair_file(&k, path)
             .map_err(|e| Error::new(format!("cannot write {}: {e}", path.display())))?;
-        eprintln!("created the program keypair {}", path.display());
+        crate::interrupt::say(format!("created the program keypair {}", path.display()));
         Some(k)
     } else {
         None

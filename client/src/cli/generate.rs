@@ -71,7 +71,10 @@ pub async fn run(g: &Globals, r: Request<'_>) -> Result<()> {
     if streamed {
         // The text streamed without a newline: the summary, or the error,
         // starts on a line of its own.
-        println!();
+        let mut out = std::io::stdout().lock();
+        if let Err(e) = writeln!(out).and_then(|()| out.flush()) {
+            crate::interrupt::wrote(&e);
+        }
     }
     let out = out?;
     g.print(&out);
@@ -147,6 +150,15 @@ async fn generate(
     let cranked = crank_with_progress(c, &ctx, r.crank, streams)
         .await
         .map_err(stays_open)?;
+    if let Some(s) = &cranked.stopped {
+        // Ctrl-C: the run stays open (exit 130).
+        let words = format!(
+            "the crank was stopped after {} of its own ({} in flight, not counted)",
+            count(cranked.landed(), "turn", "turns"),
+            s.in_flight.len()
+        );
+        return Err(stays_open(Error::new(words)));
+    }
     let closed = match r.keep {
         true => None,
         false => Some(runs::close(c, &opened.run).await.map_err(stays_open)?),

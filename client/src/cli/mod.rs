@@ -9,11 +9,13 @@
 //! | `model` | `model upload`, `show`, `list`, `close` |
 //! | `quote` | `quote` |
 //! | `run` | `run open`, `crank`, `show`, `close`; `crank`, every open run |
+//! | `cranker` | `crank`'s progress, totals and Ctrl-C |
 //! | `generate` | `generate` |
 //! | `wallet` | `balance`, `airdrop`, `keygen` |
 
 mod args;
 mod config;
+mod cranker;
 mod deploy;
 mod generate;
 mod model;
@@ -56,14 +58,21 @@ pub fn main() -> ExitCode {
         crate::interrupt::install();
         run(&cli).await
     };
-    match runtime.block_on(run) {
+    let code = match runtime.block_on(run) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             let _ = std::io::stdout().flush();
-            eprintln!("error: {e}");
+            crate::interrupt::say(format!("error: {e}"));
             ExitCode::FAILURE
         }
+    };
+    // Stopped by Ctrl-C (130) or a closed output (141): whatever it said,
+    // it ends at once, without waiting for anything the runtime holds.
+    if crate::interrupt::happened() {
+        runtime.shutdown_background();
+        return ExitCode::from(crate::interrupt::exit_code());
     }
+    code
 }
 
 /// The resolved global options.
@@ -74,6 +83,8 @@ pub(crate) struct Globals {
     state_dir: PathBuf,
     format: OutputFormat,
     program_id: Option<String>,
+    /// A command that sends nothing (`read_only`) settles no journal.
+    read_only: bool,
     /// The one connection a command makes, kept to close its journal when
     /// the command succeeds.
     cluster: tokio::sync::OnceCell<Cluster>,
@@ -106,6 +117,7 @@ impl Globals {
                 .unwrap_or_else(journal::default_state_dir),
             format: cli.output_format(),
             program_id: cli.program_id.clone(),
+            read_only: read_only(&cli.command),
             cluster: tokio::sync::OnceCell::new(),
         })
     }
@@ -170,8 +182,10 @@ impl Globals {
         }
     }
 
-    /// Connects for `program_id`; whatever an interrupted curta left in
-    /// flight lands or expires first.
+    /// Connects for `program_id`; for a command that sends, whatever an
+    /// interrupted curta of the same signer left in flight lands or expires
+    /// first (a read-only one has no decision a late landing could upset,
+    /// and settles nothing).
     async fn connect_to(&self, program_id: Pubkey) -> Result<&Cluster> {
         self.cluster
             .get_or_try_init(|| async {
@@ -180,7 +194,9 @@ impl Globals {
                 let url = self.url.clone();
                 let c =
                     Cluster::connect(url, commitment, payer, program_id, &self.state_dir).await?;
-                c.settle_journal().await?;
+                if !self.read_only {
+                    c.settle_journal().await?;
+                }
                 Ok(c)
             })
             .await
@@ -192,6 +208,21 @@ impl Globals {
     }
 }
 
+/// Whether a command only reads: it sends no transaction, so it settles
+/// no journal (`Cluster::settle_journal`).
+fn read_only(command: &Command) -> bool {
+    use args::{ConfigCommand, ModelCommand, ProgramCommand, RunCommand};
+    matches!(
+        command,
+        Command::Quote { .. }
+            | Command::Program(ProgramCommand::Verify { .. })
+            | Command::Config(ConfigCommand::Show { .. })
+            | Command::Model(ModelCommand::Show { .. } | ModelCommand::List)
+            | Command::Run(RunCommand::Show { .. } | RunCommand::List)
+            | Command::Balance { .. }
+    )
+}
+
 fn addr(text: &str, what: &str) -> Result<Pubkey> {
     cluster::parse_address(text, what)
 }
@@ -200,9 +231,13 @@ async fn run(cli: &Cli) -> Result<()> {
     let g = Globals::new(cli)?;
     command(cli, &g).await?;
     // Everything sent landed: this process's journal has nothing left to
-    // settle. After an error it stays, for the next command to settle.
+    // settle. After an error it stays, for the next command to settle, and
+    // after Ctrl-C too, unless the crank it stopped found nothing of its
+    // own still in flight (it closes the journal itself).
     if let Some(c) = g.cluster.get() {
-        c.journal.close();
+        if !crate::interrupt::happened() {
+            c.journal.close();
+        }
     }
     Ok(())
 }

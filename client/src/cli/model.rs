@@ -97,12 +97,12 @@ async fn upload_model(
         if created {
             config_rent = c.balance(&info.address).await?;
             config_fees = 2 * c.lamports_per_signature().await?;
-            eprintln!(
+            crate::interrupt::say(format!(
                 "created the signer's config {} (allowance {}, rent {})",
                 info.address,
                 thousands(info.allowance as u64),
                 sol(config_rent)
-            );
+            ));
         }
     }
     let unsealed = format!(

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use solana_pubkey::Pubkey;
 
 use super::args::{CrankArgs, RunCommand};
+use super::cranker::Fleet;
 use super::{addr, Globals};
 use crate::artifact::Artifact;
 use crate::crank::{self, Cranked, TurnRecord};
@@ -65,6 +66,19 @@ pub async fn run(g: &Globals, cmd: &RunCommand) -> Result<()> {
             let mut out = crank_with_progress(c, &ctx, crank, false)
                 .await
                 .map_err(|e| stays_open(e, &key, "its deposit to its opener"))?;
+            if let Some(stopped) = &out.stopped {
+                // Ctrl-C: what it did, the turns that landed while it
+                // stopped included, then what it leaves (exit 130).
+                g.print(&out);
+                crate::interrupt::say(format!(
+                    "interrupted: {}",
+                    stays_open_words(&key, "its deposit to its opener")
+                ));
+                if stopped.in_flight.is_empty() {
+                    c.journal.close();
+                }
+                return Ok(());
+            }
             // A run that names a callback is delivered once finished.
             if let Some(d) = deliver::plan(c, &key).await? {
                 out.delivered = Some(deliver::send(c, &d).await?);
@@ -308,24 +322,26 @@ pub(super) async fn crank_with_progress(
     // A line a turn when stderr is not a terminal, unless the text itself
     // streams (the lines would cut it up where both go to one place).
     let plain = !progress::interactive() && !stream;
-    crank::drive(c, ctx, machine, |t: &TurnRecord| {
+    let mut machine = machine;
+    crank::drive(c, ctx, &mut machine, |t: &TurnRecord| {
         if let Some(b) = &bar {
             b.inc(1);
         }
         if plain {
-            eprintln!(
+            crate::interrupt::say(format!(
                 "turn {} ({}/{}) landed in slot {}: {} compute units",
                 t.turn,
                 t.turn - first,
                 total,
                 t.slot,
                 thousands(t.program_cu)
-            );
+            ));
         }
         if stream {
             let mut out = std::io::stdout().lock();
-            let _ = out.write_all(&t.text);
-            let _ = out.flush();
+            if let Err(e) = out.write_all(&t.text).and_then(|()| out.flush()) {
+                crate::interrupt::wrote(&e);
+            }
         }
     })
     .await
@@ -386,11 +402,15 @@ impl Outcome for Cranked {
             "text_hex": hex(&self.text),
             "seconds": self.seconds,
             "delivery": self.delivered.as_ref().map(delivery_json),
+            "landed": self.landed(),
+            "earned": self.all_earned(),
+            "spent": self.all_fees(),
+            "stopped": self.stopped.as_ref().map(stopped_json),
         })
     }
 
     fn text(&self) -> String {
-        if self.turns.is_empty() && self.failed.is_empty() {
+        if self.turns.is_empty() && self.failed.is_empty() && self.stopped.is_none() {
             let by_others = match self.turns_by_others {
                 0 => String::new(),
                 n => format!(" ({} landed by others)", count(n, "turn", "turns")),
@@ -446,45 +466,97 @@ impl Outcome for Cranked {
                 sol(d.earned)
             );
         }
+        if let Some(s) = &self.stopped {
+            out += &stopped_text(s);
+            out += &format!(
+                "in all: {} landed, {} failed; earned {}, spent {} in fees: {}\n",
+                count(self.landed(), "turn", "turns"),
+                self.failed_turns(),
+                sol(self.all_earned()),
+                sol(self.all_fees()),
+                super::cranker::profit_words(self.all_earned() as i128 - self.all_fees() as i128)
+            );
+        }
         out
     }
 }
 
+/// What a crank stopped by Ctrl-C had in flight, in words.
+fn stopped_text(s: &crank::Stopped) -> String {
+    let mut out = format!(
+        "stopped by Ctrl-C: {} landed and {} failed while it stopped (counted)",
+        count(s.landed.len() as u64, "more turn", "more turns"),
+        s.failed.len()
+    );
+    match s.in_flight.len() {
+        0 => out += "; nothing left in flight\n",
+        n => {
+            out += &format!(
+                "; {} in flight, not counted: each may land until its blockhash expires (the \
+                 signer's next command settles them first): {}\n",
+                count(n as u64, "turn", "turns"),
+                s.in_flight
+                    .iter()
+                    .map(|(turn, sig)| format!("turn {turn} {sig}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    }
+    out
+}
+
+/// What a crank stopped by Ctrl-C had in flight, as `--output json` gives it.
+fn stopped_json(s: &crank::Stopped) -> Value {
+    let late = |l: &crank::Late| {
+        json!({"turn": l.turn, "signature": l.signature, "slot": l.slot, "fee": l.fee,
+               "earned": l.earned})
+    };
+    json!({
+        "landed": s.landed.iter().map(late).collect::<Vec<_>>(),
+        "failed": s.failed.iter().map(late).collect::<Vec<_>>(),
+        "in_flight": s.in_flight.iter().map(|(turn, sig)| json!({"turn": turn, "signature": sig}))
+            .collect::<Vec<_>>(),
+    })
+}
+
 /// One pass of `curta crank` over the open runs.
-struct Pass {
-    cranked: Vec<Cranked>,
+#[derive(Clone, Default)]
+pub(super) struct Pass {
+    pub cranked: Vec<Cranked>,
     /// Finished runs delivered in this pass (those it cranked to their end
     /// included).
-    delivered: Vec<deliver::Delivered>,
+    pub delivered: Vec<deliver::Delivered>,
     /// Finished runs whose delivery fee does not cover its cost: left.
-    underpaid_deliveries: u64,
+    pub underpaid_deliveries: u64,
     /// Runs it could not advance, and why.
-    refused: Vec<(Pubkey, String)>,
+    pub refused: Vec<(Pubkey, String)>,
     /// Runs skipped for paying less than `--min-fee` a turn.
-    underpaid: u64,
+    pub underpaid: u64,
 }
 
 impl Outcome for Pass {
     fn json(&self) -> Value {
-        let turns: u64 = self.cranked.iter().map(|c| c.turns.len() as u64).sum();
-        let failed: u64 = self.cranked.iter().map(|c| c.failed.len() as u64).sum();
+        let turns = self.landed();
+        let failed: u64 = self.cranked.iter().map(Cranked::failed_turns).sum();
         json!({
             "runs": self.cranked.iter().map(|c| json!({
                 "run": c.run.to_string(),
                 "model": c.model.to_string(),
                 "turns_before": c.turns_before,
-                "turns": c.turns.len(),
-                "failed": c.failed.len(),
+                "turns": c.landed(),
+                "failed": c.failed_turns(),
                 "failed_resent": c.failed_resent(),
                 "failed_to_others": c.failed_to_others(),
                 "turns_by_others": c.turns_by_others,
                 "left_to_others": c.left_to_others,
                 "backed_off": c.backoffs > 0,
                 "backoffs": c.backoffs,
-                "transactions": c.transactions(),
-                "fees": c.fees(),
-                "earned": c.earned(),
+                "transactions": c.turn_transactions(),
+                "fees": c.all_fees(),
+                "earned": c.all_earned(),
                 "final_state_sha256": hex(&c.final_state_sha256),
+                "stopped": c.stopped.as_ref().map(stopped_json),
             })).collect::<Vec<_>>(),
             "refused": self.refused.iter().map(|(r, e)| json!({"run": r.to_string(), "error": e})).collect::<Vec<_>>(),
             "turns": turns,
@@ -495,6 +567,11 @@ impl Outcome for Pass {
             "transactions": self.transactions(),
             "fees": self.fees(),
             "earned": self.earned(),
+            "in_flight": self.in_flight(),
+            "profit_per_turn": super::cranker::profit_per_turn(
+                self.earned() as i128 - self.fees() as i128,
+                turns
+            ),
             "skipped_below_min_fee": self.underpaid,
             "deliveries_skipped_below_cost": self.underpaid_deliveries,
         })
@@ -511,9 +588,12 @@ impl Outcome for Pass {
                     true => "; left to the other cranker",
                     false => "",
                 },
-                sol(c.fees()),
-                sol(c.earned())
+                sol(c.all_fees()),
+                sol(c.all_earned())
             );
+            if let Some(s) = &c.stopped {
+                out += &format!("run {}: {}", c.run, stopped_text(s));
+            }
         }
         for (run, e) in &self.refused {
             out += &format!("run {run}: not cranked: {e}\n");
@@ -539,8 +619,8 @@ impl Outcome for Pass {
                 count(self.underpaid_deliveries, "finished run", "finished runs")
             );
         }
-        let landed: u64 = self.cranked.iter().map(|c| c.turns.len() as u64).sum();
-        let sent: u64 = self.cranked.iter().map(|c| c.transactions()).sum();
+        let landed = self.landed();
+        let sent: u64 = self.cranked.iter().map(Cranked::turn_transactions).sum();
         let (fees, earned) = (self.fees(), self.earned());
         out += &format!(
             "{}: {} landed by this cranker in {} ({} per turn landed)\n",
@@ -552,29 +632,47 @@ impl Outcome for Pass {
                 _ => format!("{:.2}", sent as f64 / landed as f64),
             }
         );
+        let profit = earned as i128 - fees as i128;
         out += &format!(
-            "earned {}, spent {} in fees: {} {}\n",
+            "earned {}, spent {} in fees: {}{}\n",
             sol(earned),
             sol(fees),
-            if earned >= fees { "profit" } else { "loss" },
-            sol(earned.abs_diff(fees))
+            super::cranker::profit_words(profit),
+            match super::cranker::profit_per_turn(profit, landed) {
+                Some(p) => format!(" ({p} lamports a turn landed)"),
+                None => String::new(),
+            }
         );
         out
     }
 }
 
 impl Pass {
-    /// Turns and deliveries sent.
+    /// Turns and deliveries that landed.
     fn transactions(&self) -> u64 {
-        self.cranked.iter().map(|c| c.transactions()).sum::<u64>() + self.delivered.len() as u64
+        self.cranked
+            .iter()
+            .map(Cranked::turn_transactions)
+            .sum::<u64>()
+            + self.delivered.len() as u64
     }
-    fn fees(&self) -> u64 {
-        self.cranked.iter().map(|c| c.fees()).sum::<u64>()
+    /// Fees of every transaction of its that landed.
+    pub fn fees(&self) -> u64 {
+        self.cranked.iter().map(Cranked::all_fees).sum::<u64>()
             + self.delivered.iter().map(|d| d.fee).sum::<u64>()
     }
-    fn earned(&self) -> u64 {
-        self.cranked.iter().map(|c| c.earned()).sum::<u64>()
+    /// Crank fees and delivery fees earned.
+    pub fn earned(&self) -> u64 {
+        self.cranked.iter().map(Cranked::all_earned).sum::<u64>()
             + self.delivered.iter().map(|d| d.earned).sum::<u64>()
+    }
+    /// Turns of its own that landed.
+    pub fn landed(&self) -> u64 {
+        self.cranked.iter().map(Cranked::landed).sum()
+    }
+    /// Turns sent whose outcome is unknown (after Ctrl-C): not counted.
+    pub fn in_flight(&self) -> u64 {
+        self.cranked.iter().map(Cranked::in_flight).sum()
     }
 }
 
@@ -616,7 +714,9 @@ fn delivery_json(d: &deliver::Delivered) -> Value {
 /// reported and left, and one another cranker is on is left to it and come
 /// back to at the end of the pass (`fleet_options`). With `once`, one pass
 /// and its outcome; else a pass's outcome each time one advanced something,
-/// until interrupted.
+/// until interrupted. Ctrl-C (or a closed output) ends it within a second,
+/// printing the pass under way and the totals (`cranker::Fleet::run`); a
+/// signer that cannot pay a turn ends it with an error.
 pub async fn crank_all(
     g: &Globals,
     model: Option<&str>,
@@ -626,6 +726,22 @@ pub async fn crank_all(
     args: &CrankArgs,
 ) -> Result<()> {
     let c = g.connect().await?;
+    let fleet = Fleet::new(g, c);
+    let passes = crank_passes(c, &fleet, model, once, interval, min_fee, args);
+    fleet.run(passes).await
+}
+
+/// `crank_all`'s passes; `fleet` prints them and their progress.
+#[allow(clippy::too_many_arguments)]
+async fn crank_passes(
+    c: &Cluster,
+    fleet: &Fleet<'_>,
+    model: Option<&str>,
+    once: bool,
+    interval: f64,
+    min_fee: Option<u64>,
+    args: &CrankArgs,
+) -> Result<()> {
     let model = model.map(|m| addr(m, "--model")).transpose()?;
     let pause = std::time::Duration::from_secs_f64(interval.max(0.1));
     // Each model's weights fetched once; a run refused once is not tried
@@ -664,7 +780,7 @@ pub async fn crank_all(
             let cranked = match crank::context(c, &p.run, weights.get(&p.model).cloned()).await {
                 Ok(ctx) => {
                     weights.insert(p.model, ctx.artifact.clone());
-                    crank::crank(c, &ctx, opts, |_| {}).await
+                    fleet.crank(&ctx, opts).await
                 }
                 Err(e) => Err(e),
             };
@@ -673,12 +789,20 @@ pub async fn crank_all(
                     if out.left_to_others {
                         left.push(p.run);
                     }
+                    let stopped = out.stopped.is_some();
                     pass.cranked.push(out);
+                    fleet.ran(&pass);
+                    // Ctrl-C stops the cranker, not just this run: the
+                    // fleet prints what it did.
+                    if stopped {
+                        return Ok(());
+                    }
                 }
-                // Ctrl-C stops the cranker, not just this run.
-                Err(e) if crate::interrupt::happened() => {
-                    g.print(&pass);
-                    return Err(stays_open(e, &p.run, "its deposit to its opener"));
+                Err(_) if crate::interrupt::happened() => return Ok(()),
+                // A signer that cannot pay cannot crank any other run.
+                Err(e) if e.is_for_every_run() => {
+                    fleet.print(&pass);
+                    return Err(e);
                 }
                 Err(e) => {
                     refused.insert(p.run);
@@ -698,19 +822,19 @@ pub async fn crank_all(
                         pass.underpaid_deliveries += 1;
                         continue;
                     }
-                    Ok(_) => deliver::send(c, &d).await.map(Some),
+                    Ok(_) => fleet.deliver(&d).await.map(Some),
                     Err(e) => Err(e),
                 },
                 Ok(None) => Ok(None),
                 Err(e) => Err(e),
             };
             match outcome {
-                Ok(Some(d)) => pass.delivered.push(d),
-                Ok(None) => {}
-                Err(e) if crate::interrupt::happened() => {
-                    g.print(&pass);
-                    return Err(e);
+                Ok(Some(d)) => {
+                    pass.delivered.push(d);
+                    fleet.ran(&pass);
                 }
+                Ok(None) => {}
+                Err(_) if crate::interrupt::happened() => return Ok(()),
                 Err(e) => {
                     refused.insert(run);
                     pass.refused.push((run, e.to_string()));
@@ -718,12 +842,15 @@ pub async fn crank_all(
             }
         }
         if once {
-            g.print(&pass);
+            fleet.print(&pass);
             return Ok(());
         }
-        if !pass.cranked.is_empty() || !pass.refused.is_empty() || !pass.delivered.is_empty() {
-            g.print(&pass);
+        let print =
+            !pass.cranked.is_empty() || !pass.refused.is_empty() || !pass.delivered.is_empty();
+        if print {
+            fleet.print(&pass);
         }
+        fleet.idle(&pass, print, pause);
         tokio::time::sleep(pause).await;
     }
 }
@@ -813,6 +940,7 @@ mod tests {
                 ..Summary::default()
             },
             delivered: None,
+            stopped: None,
         }
     }
 

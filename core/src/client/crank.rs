@@ -556,6 +556,23 @@ impl Crank {
         &self.summary
     }
 
+    /// What it was set up with.
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// The turns sent and not yet in the summary (no status yet, or landed
+    /// and not read yet): (turn, signature), in order. What a host that
+    /// stopped the crank (`Event::Cancel`) may still see land.
+    pub fn in_flight(&self) -> Vec<(u64, String)> {
+        (self.confirmed..self.n())
+            .filter_map(|i| {
+                let f = self.flights[i].as_ref()?;
+                Some((self.replay.steps[i].turns_before + 1, f.signature.clone()))
+            })
+            .collect()
+    }
+
     /// Takes the answer to the last action and returns the next one.
     pub fn next(&mut self, event: Event) -> Action {
         if let Some(stop) = &self.stopped {
