@@ -380,7 +380,10 @@ async fn out_of_funds(
     let next = on_chain.unwrap_or(known).max(known) + 1;
     let p = crank.params();
     // That turn's priority fee, as its budget prices it.
-    let step = crank.steps().iter().position(|s| s.turns_before + 1 == next);
+    let step = crank
+        .steps()
+        .iter()
+        .position(|s| s.turns_before + 1 == next);
     let priority = step.map_or(0, |i| crank.budgets()[i].priority_fee);
     let fee = p.lamports_per_signature + priority;
     let balance = cluster.balance(&signer).await.ok();

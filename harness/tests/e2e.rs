@@ -900,10 +900,10 @@ fn bad_input_is_refused_in_words() {
     assert_eq!(q["signatures"].as_u64(), Some(23));
     assert_eq!(q["cu_limit"].as_u64(), Some(1_350_300));
     // Each turn asks for its own plan's units (the last is short), and the
-    // ramp's priority fees, from 25 lamports down to none, order them.
+    // ramp's priority fees, from 38 lamports down to none, order them.
     assert_eq!(q["cu_requested"].as_u64(), Some(26_401_324));
-    assert_eq!(q["priority_fees"].as_u64(), Some(237));
-    assert_eq!(q["recommended_crank_fee"].as_u64(), Some(6_282));
+    assert_eq!(q["priority_fees"].as_u64(), Some(365));
+    assert_eq!(q["recommended_crank_fee"].as_u64(), Some(6_298));
 
     for (args, says) in [
         (

@@ -101,17 +101,23 @@ impl LimitPolicy {
 }
 
 /// What Agave's scheduler adds to a turn's compute-unit limit when it
-/// costs the transaction (`solana-cost-model`): a signature (720), three
-/// write locks (300 each: the run, the model's owner, the cranker), and
-/// the loaded-accounts allowance no turn lowers (64 MiB, 16,384).
-const SCHEDULER_FIXED_COST: u64 = 720 + 3 * 300 + 16_384;
+/// costs the transaction (`solana-cost-model`), besides its write locks: a
+/// signature (720) and the loaded-accounts allowance no turn lowers (64
+/// MiB, 16,384).
+const SCHEDULER_FIXED_COST: u64 = 720 + 16_384;
+/// A write lock's cost.
+const WRITE_LOCK_COST: u64 = 300;
+/// The accounts a turn writes: the run, the model's owner and the cranker;
+/// two when the cranker is the owner (one account, one lock).
+pub const TURN_WRITES: u64 = 3;
+pub const TURN_WRITES_BY_OWNER: u64 = 2;
 
 /// A turn's cost to the scheduler at `cu_limit`: the fixed part, its
-/// instruction data (the turn's 9 bytes, the limit's 5, the price's 9)
-/// at one unit per 4 bytes, and the limit.
-pub fn scheduler_cost(cu_limit: u32, priced: bool) -> u64 {
+/// `writes` write locks, its instruction data (the turn's 9 bytes, the
+/// limit's 5, the price's 9) at one unit per 4 bytes, and the limit.
+pub fn scheduler_cost(cu_limit: u32, priced: bool, writes: u64) -> u64 {
     let data = 9 + 5 + if priced { 9 } else { 0 };
-    SCHEDULER_FIXED_COST + data / 4 + cu_limit as u64
+    SCHEDULER_FIXED_COST + writes * WRITE_LOCK_COST + data / 4 + cu_limit as u64
 }
 
 /// The order Agave's scheduler takes conflicting transactions in:
@@ -123,8 +129,8 @@ pub fn scheduler_priority(reward: u64, cost: u64) -> u64 {
 
 /// The most priority fee a turn of the ramp pays: a ramp ends (and the
 /// crank waits for its last turn to run before sending the next, about a
-/// slot) rather than charge more. At about 1.65 lamports a step, a ramp
-/// is about 600 full turns, 14 blocks.
+/// slot) rather than charge more. At about 2 lamports a step, a ramp is
+/// about 480 full turns, a dozen blocks.
 pub const RAMP_MOST_LAMPORTS: u64 = 1_000;
 
 /// One turn's compute budget: its limit, its price, the priority fee the
@@ -135,20 +141,23 @@ pub struct TurnBudget {
     /// Micro-lamports per compute unit (0: no price instruction).
     pub micro_lamports: u64,
     pub priority_fee: u64,
-    /// The crank sends this turn only once the one before has landed: the
+    /// The crank sends this turn only once the one before has run: the
     /// scheduler would take it before any earlier turn still waiting.
     pub starts_ramp: bool,
 }
 
 /// Each turn's budget for turns asking `limits`, with a priority ramp
-/// when `ramp`. The ramp gives each turn the least priority fee that puts
-/// it strictly before the next in the scheduler's order, whatever the two
-/// limits (a short turn has the higher priority at equal fees, so the turn
-/// before it pays for the difference): computed from the last turn back,
-/// the last paying nothing. Where that would cost more than
-/// `RAMP_MOST_LAMPORTS`, a new ramp begins. `base_reward` is the leader's
-/// half of a signature's fee (2,500 lamports today).
-pub fn turn_budgets(limits: &[u32], ramp: bool, base_reward: u64) -> Vec<TurnBudget> {
+/// when `ramp`, for turns writing `writes` accounts (`TURN_WRITES`). The
+/// ramp gives each turn the least priority fee that puts it before the
+/// next in the scheduler's order by a whole priority unit before rounding,
+/// so the two never tie even where the cost model's fixed part is not
+/// this one's, whatever the two limits (a short turn has the higher
+/// priority at equal fees, so the turn before it pays for the difference):
+/// computed from the last turn back, the last paying nothing. Where that
+/// would cost more than `RAMP_MOST_LAMPORTS`, a new ramp begins.
+/// `base_reward` is the leader's half of a signature's fee (2,500 lamports
+/// today).
+pub fn turn_budgets(limits: &[u32], ramp: bool, base_reward: u64, writes: u64) -> Vec<TurnBudget> {
     let mut out: Vec<TurnBudget> = limits
         .iter()
         .map(|&cu_limit| TurnBudget {
@@ -161,17 +170,19 @@ pub fn turn_budgets(limits: &[u32], ramp: bool, base_reward: u64) -> Vec<TurnBud
     if !ramp {
         return out;
     }
-    // The priority the turn after this one has (none after a ramp's last).
-    let mut after: Option<u64> = None;
+    // The reward and the cost + 1 of the turn after this one (none after
+    // a ramp's last).
+    let mut after: Option<(u128, u128)> = None;
     for i in (0..out.len()).rev() {
         let limit = out[i].cu_limit;
+        let cost = scheduler_cost(limit, true, writes) as u128 + 1;
         let fee = match after {
             None => 0,
-            Some(p) => {
-                // The least reward above `p` at this turn's (priced) cost.
-                let cost = scheduler_cost(limit, true) as u128 + 1;
-                let reward = ((p as u128 + 1) * cost).div_ceil(1_000_000);
-                (reward as u64).saturating_sub(base_reward)
+            Some((reward, next_cost)) => {
+                // reward_i / cost_i >= reward / next_cost + 1 / 1,000,000.
+                let least = (reward * 1_000_000 + next_cost) * cost;
+                let least = least.div_ceil(1_000_000 * next_cost);
+                (least as u64).saturating_sub(base_reward)
             }
         };
         let (price, fee) = match fee {
@@ -181,19 +192,17 @@ pub fn turn_budgets(limits: &[u32], ramp: bool, base_reward: u64) -> Vec<TurnBud
                 (price, priority_fee(price, limit))
             }
         };
+        let cost = scheduler_cost(limit, price > 0, writes) as u128 + 1;
         if fee > RAMP_MOST_LAMPORTS {
             // Too dear: this turn ends a ramp, and the next begins one.
             out[i + 1].starts_ramp = true;
-            after = Some(scheduler_priority(
-                base_reward,
-                scheduler_cost(limit, false),
-            ));
+            let cost = scheduler_cost(limit, false, writes) as u128 + 1;
+            after = Some((base_reward as u128, cost));
             continue;
         }
         out[i].micro_lamports = price;
         out[i].priority_fee = fee;
-        let cost = scheduler_cost(limit, price > 0);
-        after = Some(scheduler_priority(base_reward + fee, cost));
+        after = Some(((base_reward + fee) as u128, cost));
     }
     if let Some(first) = out.first_mut() {
         first.starts_ramp = true;
@@ -264,45 +273,51 @@ mod tests {
         assert!(LimitPolicy::parse("0").is_err());
     }
 
-    /// The scheduler's priority of each budget, as Agave computes it.
-    fn priorities(budgets: &[TurnBudget]) -> Vec<u64> {
+    /// The scheduler's priority of each budget, as Agave computes it, for
+    /// turns writing `writes` accounts.
+    fn priorities(budgets: &[TurnBudget], writes: u64) -> Vec<u64> {
         budgets
             .iter()
             .map(|b| {
-                let cost = scheduler_cost(b.cu_limit, b.micro_lamports > 0);
+                let cost = scheduler_cost(b.cu_limit, b.micro_lamports > 0, writes);
                 scheduler_priority(2_500 + b.priority_fee, cost)
             })
             .collect()
     }
 
-    /// Within each ramp, every turn strictly before the next.
+    /// Within each ramp, every turn strictly before the next: also where
+    /// the scheduler's fixed cost is not the one the ramp was priced at (a
+    /// write lock more or less).
     fn falls_within_ramps(budgets: &[TurnBudget]) {
-        let p = priorities(budgets);
-        for i in 1..budgets.len() {
-            if !budgets[i].starts_ramp {
-                assert!(p[i - 1] > p[i], "turn {i}: {} after {}", p[i], p[i - 1]);
+        for writes in [TURN_WRITES_BY_OWNER, TURN_WRITES, TURN_WRITES + 1] {
+            let p = priorities(budgets, writes);
+            for i in 1..budgets.len() {
+                if !budgets[i].starts_ramp {
+                    assert!(p[i - 1] > p[i], "turn {i}: {} after {}", p[i], p[i - 1]);
+                }
             }
         }
     }
 
     #[test]
     fn the_ramp_orders_turns_of_equal_limits_for_a_few_lamports() {
-        let budgets = turn_budgets(&[1_350_300; 1_200], true, 2_500);
+        let budgets = turn_budgets(&[1_350_300; 1_200], true, 2_500, TURN_WRITES);
         falls_within_ramps(&budgets);
         let fees: Vec<u64> = budgets.iter().map(|b| b.priority_fee).collect();
         assert!(budgets[0].starts_ramp);
         assert_eq!(fees[1_199], 0, "a ramp's last turn pays nothing");
         assert!(fees.iter().all(|&f| f <= RAMP_MOST_LAMPORTS));
         let starts: Vec<usize> = (0..1_200).filter(|&i| budgets[i].starts_ramp).collect();
-        // About 1.65 lamports a step at this cost (the priority's and the
-        // price's roundings): ramps of about 600 turns.
-        assert_eq!(starts, [0, 592]);
+        // About 2 lamports a step at this cost (a whole priority unit, 1.37
+        // lamports, and the fee's and the price's roundings): ramps of
+        // about 480 turns.
+        assert_eq!(starts, [0, 236, 718]);
         // Each price pays at least its fee, rounded as the runtime rounds.
         for b in &budgets {
             assert_eq!(priority_fee(b.micro_lamports, b.cu_limit), b.priority_fee);
         }
         assert_eq!(
-            turn_budgets(&[1_350_300; 3], false, 2_500),
+            turn_budgets(&[1_350_300; 3], false, 2_500, TURN_WRITES),
             [TurnBudget {
                 cu_limit: 1_350_300,
                 micro_lamports: 0,
@@ -318,7 +333,7 @@ mod tests {
         let limits = [
             1_350_300, 1_350_300, 1_200_000, 1_350_300, 250_000, 1_350_300,
         ];
-        let budgets = turn_budgets(&limits, true, 2_500);
+        let budgets = turn_budgets(&limits, true, 2_500, TURN_WRITES);
         falls_within_ramps(&budgets);
         let starts: Vec<bool> = budgets.iter().map(|b| b.starts_ramp).collect();
         assert_eq!(starts, [true, false, false, false, true, false]);
@@ -326,8 +341,12 @@ mod tests {
         assert!(budgets[1].priority_fee > budgets[2].priority_fee + 100);
         assert!(budgets.iter().all(|b| b.priority_fee <= RAMP_MOST_LAMPORTS));
         assert_eq!(
-            scheduler_cost(1_350_300, true),
+            scheduler_cost(1_350_300, true, TURN_WRITES),
             1_350_300 + 720 + 900 + 16_384 + 5
+        );
+        assert_eq!(
+            scheduler_cost(1_350_300, false, TURN_WRITES_BY_OWNER),
+            1_350_300 + 720 + 600 + 16_384 + 3
         );
         assert_eq!(scheduler_priority(2_500, 1_368_308), 1_827);
         assert_eq!(least_price(5, 0), 0);

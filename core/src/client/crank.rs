@@ -31,7 +31,9 @@ use std::string::String;
 use std::vec::Vec;
 
 use super::base58;
-use super::budget::{turn_budgets, LimitPolicy, TurnBudget, MAX_TRANSACTION_CU};
+use super::budget::{
+    turn_budgets, LimitPolicy, TurnBudget, MAX_TRANSACTION_CU, TURN_WRITES, TURN_WRITES_BY_OWNER,
+};
 use super::receipt::{self, Expected};
 use super::replay::{Replay, Step};
 use crate::format::Config;
@@ -504,7 +506,13 @@ impl Crank {
         );
         let limits = params.options.limits.limits(&replay.steps);
         let base_reward = params.lamports_per_signature / 2;
-        let budgets = turn_budgets(&limits, params.options.priority_ramp, base_reward);
+        // The owner cranking writes one account fewer (it is the cranker).
+        let writes = match base58::encode(&params.owner) == params.payer {
+            true => TURN_WRITES_BY_OWNER,
+            false => TURN_WRITES,
+        };
+        let ramp = params.options.priority_ramp;
+        let budgets = turn_budgets(&limits, ramp, base_reward, writes);
         let summary = Summary {
             turns_before,
             final_state_sha256: sha256(&replay.final_state),

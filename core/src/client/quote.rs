@@ -6,7 +6,7 @@
 
 use std::vec::Vec;
 
-use super::budget::turn_budgets;
+use super::budget::{turn_budgets, TURN_WRITES};
 use super::crank::Options;
 use super::replay::{initial_state, replay, ReplayError};
 use crate::convert::open_artifact;
@@ -118,7 +118,9 @@ pub fn quote(artifact: &[u8], params: &RunParams, prices: &Prices) -> Result<Quo
     let limits = prices.crank.limits.limits(&r.steps);
     // Each turn's price (micro-lamports per unit) and priority fee.
     let base_reward = prices.lamports_per_signature / 2;
-    let budgets = turn_budgets(&limits, prices.crank.priority_ramp, base_reward);
+    // Priced for a cranker that is not the model's owner.
+    let ramp = prices.crank.priority_ramp;
+    let budgets = turn_budgets(&limits, ramp, base_reward, TURN_WRITES);
     let ramp: Vec<(u64, u64)> = budgets
         .iter()
         .map(|b| (b.micro_lamports, b.priority_fee))
@@ -197,7 +199,7 @@ mod tests {
             q.cu_requested,
             limits.iter().map(|&l| l as u64).sum::<u64>()
         );
-        let budgets = turn_budgets(&limits, true, 2_500);
+        let budgets = turn_budgets(&limits, true, 2_500, TURN_WRITES);
         let want: u64 = budgets.iter().map(|b| b.priority_fee).sum();
         assert_eq!(q.priority_fees, want);
         assert!(q.priority_fees > 0);

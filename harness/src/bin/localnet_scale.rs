@@ -24,7 +24,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use curta_client::output::thousands;
-use curta_core::client::budget::{scheduler_cost, turn_limit};
+use curta_core::client::budget::{scheduler_cost, turn_limit, TURN_WRITES_BY_OWNER};
 use curta_core::format::WEIGHT_HEADER_LEN;
 use curta_core::inference::quote_turns;
 use curta_core::protocol::model;
@@ -246,9 +246,9 @@ fn report() -> Result<(), String> {
          run's measured turn rate). Floor s per token: every turn writes the run account, \
          which takes at most the account limit's compute units a block, 0.4 s: turns per token \
          times a turn's mean cost over that limit, times 0.4 s, where the cost is what the \
-         scheduler reserves (the limit asked plus 18,009 for the signature, the three write \
-         locks, the instruction data and the 64 MiB of loaded accounts a turn may read) or \
-         what the turn used (its units plus 1,625, the loaded accounts not counted). Fees per \
+         scheduler reserves (the limit asked plus 17,709 for the signature, the two write \
+         locks (the run, and the owner, who cranks its own runs here), the instruction data and the 64 MiB of loaded accounts a turn may read) or \
+         what the turn used (its units plus 1,325, the loaded accounts not counted). Fees per \
          token today: the mean landed turn's fee times turns per token; under SIMD-0553: turns \
          per token times (2,500 lamports + half the compute-unit limit each turn asked for + \
          the same priority fee, the mean fee less 5,000), and the same at one uniform limit \
@@ -328,15 +328,19 @@ fn measure(
     }
     let (asked, used) = (mean("cu_limit"), mean("consumed_cu"));
     // What the scheduler reserves for a turn, and what one used costs the
-    // account (the signature, three write locks and the data, 1,625).
+    // account (the signature, two write locks and the data, 1,325).
     let cost_asked = landed
         .iter()
         .map(|t| {
-            scheduler_cost(field(t, "cu_limit") as u32, field(t, "fee") > SIGNATURE_FEE) as f64
+            scheduler_cost(
+                field(t, "cu_limit") as u32,
+                field(t, "fee") > SIGNATURE_FEE,
+                TURN_WRITES_BY_OWNER,
+            ) as f64
         })
         .sum::<f64>()
         / turns.max(1.0);
-    let cost_used = used + (scheduler_cost(0, true) - 16_384) as f64;
+    let cost_used = used + (scheduler_cost(0, true, TURN_WRITES_BY_OWNER) - 16_384) as f64;
     let crank_s = g["seconds"].as_f64().unwrap_or(0.0);
     let tpt = r.turns_per_token as f64;
     let s_per_token = crank_s * tpt / turns.max(1.0);
