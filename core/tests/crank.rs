@@ -640,8 +640,10 @@ fn a_payer_run_dry_stops_in_words() {
         panic!("{last:?}")
     };
     assert_eq!(stop.kind, StopKind::OutOfFunds);
+    // The run's next turn: nothing landed, whatever was sent.
+    assert_eq!(stop.turn, Some(1));
     assert!(
-        stop.words.contains("ran out of lamports at turn"),
+        stop.words.contains("ran out of lamports at turn 1:"),
         "{}",
         stop.words
     );

@@ -1024,11 +1024,13 @@ impl Crank {
                 self.going_back = true;
             }
         }
-        // The next turn to send must be one the fee payer can pay.
+        // The next turn to send must be one the fee payer can pay. The
+        // words name the run's next turn, the first not recorded: turns sent
+        // after it that the payer could not pay were dropped unseen.
         if let Some(idx) = (self.confirmed..n).find(|&i| self.flights[i].is_none()) {
-            let step = &self.replay.steps[idx];
             let fee = self.params.lamports_per_signature + self.budgets[idx].priority_fee;
-            let (p, turn) = (&self.params, step.turns_before + 1);
+            let turn = self.replay.steps[self.confirmed].turns_before + 1;
+            let p = &self.params;
             if let Some(words) = short_of_fees(&p.payer, balance, p.keep, fee, turn) {
                 let mut stop = Stop::new(StopKind::OutOfFunds, words);
                 stop.turn = Some(turn);
