@@ -604,11 +604,21 @@ impl Crank {
     }
 
     /// Whether nothing from `from` on is in flight: every flight ran, or
-    /// none was sent.
-    fn settled(&self, from: usize) -> bool {
+    /// none was sent (enough to send again).
+    fn all_ran(&self, from: usize) -> bool {
         self.flights[from..]
             .iter()
             .all(|f| f.as_ref().is_none_or(Flight::ran))
+    }
+
+    /// Whether every flight from `from` on landed at the crank's
+    /// commitment, or none was sent: before reading where the run is, so
+    /// that each of this crank's turns the run moved past is read (and
+    /// counted) as its own.
+    fn settled(&self, from: usize) -> bool {
+        self.flights[from..]
+            .iter()
+            .all(|f| f.as_ref().is_none_or(|f| f.slot.is_some()))
     }
 
     /// Turns to keep in flight: `Options::window`, or measured: a block's
@@ -1054,7 +1064,7 @@ impl Crank {
                         self.pc = Pc::Final;
                         continue;
                     }
-                    if self.going_back && self.settled(self.confirmed) {
+                    if self.going_back && self.all_ran(self.confirmed) {
                         self.going_back = false;
                     }
                     if self.following && self.settled(self.confirmed) {
