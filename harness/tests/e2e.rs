@@ -730,26 +730,9 @@ fn racing_crankers_finish_every_run_once() {
     let started = Instant::now();
     let racers: Vec<_> = [&curta, &other]
         .iter()
-        .map(|c| {
-            let mut cmd = c.command(&crank);
-            cmd.args(["--output", "json"])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped());
-            cmd.spawn().expect("curta crank")
-        })
+        .map(|c| spawn_json(c, &crank))
         .collect();
-    let passes: Vec<Value> = racers
-        .into_iter()
-        .map(|child| {
-            let out = child.wait_with_output().expect("curta crank");
-            let (stdout, stderr) = (
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr),
-            );
-            assert!(out.status.success(), "{stderr}{stdout}");
-            serde_json::from_str(stdout.trim()).expect("one JSON object")
-        })
-        .collect();
+    let passes: Vec<Value> = racers.into_iter().map(json_of).collect();
     let seconds = started.elapsed().as_secs_f64();
 
     let mut landed_by: BTreeMap<String, u64> = BTreeMap::new();

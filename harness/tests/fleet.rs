@@ -129,25 +129,9 @@ fn two_crankers_spread_over_paid_runs_and_each_earns() {
     let started = std::time::Instant::now();
     let children: Vec<_> = crankers
         .iter()
-        .map(|(_, c, _)| {
-            let mut cmd = c.command(&["crank", "--all", "--once", "--output", "json"]);
-            cmd.stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped());
-            cmd.spawn().expect("curta crank")
-        })
+        .map(|(_, c, _)| spawn_json(c, &["crank", "--all", "--once"]))
         .collect();
-    let passes: Vec<Value> = children
-        .into_iter()
-        .map(|child| {
-            let out = child.wait_with_output().expect("curta crank");
-            let (stdout, stderr) = (
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr),
-            );
-            assert!(out.status.success(), "{stderr}{stdout}");
-            serde_json::from_str(stdout.trim()).expect("one JSON object")
-        })
-        .collect();
+    let passes: Vec<Value> = children.into_iter().map(json_of).collect();
     let seconds = started.elapsed().as_secs_f64();
 
     let mut landed: BTreeMap<String, u64> = BTreeMap::new();

@@ -171,23 +171,12 @@ impl Net {
     }
 }
 
-/// `curta crank --once --min-fee` by `c`: its pass, as JSON.
+/// `curta crank --once --min-fee` by `c`: its pass, as JSON (`json_of`).
 fn crank_once(c: &Curta) -> std::process::Child {
-    let mut cmd = c.command(&["crank", "--once", "--min-fee", MIN_FEE, "--window", "8"]);
-    cmd.args(["--output", "json"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    cmd.spawn().expect("curta crank")
-}
-
-fn pass_of(child: std::process::Child) -> Value {
-    let out = child.wait_with_output().expect("curta crank");
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert!(out.status.success(), "{stderr}{stdout}");
-    serde_json::from_str(stdout.trim()).expect("one JSON object")
+    spawn_json(
+        c,
+        &["crank", "--once", "--min-fee", MIN_FEE, "--window", "8"],
+    )
 }
 
 fn n(v: &Value, key: &str) -> u64 {
@@ -302,7 +291,7 @@ fn a_program_asks_for_a_story_and_paid_crankers_finish_it() {
     );
     let owner_before = balance(&net.rpc, &owner);
     let a_before = balance(&net.rpc, &a_key.pubkey());
-    let pass = pass_of(crank_once(&cranker_a));
+    let pass = json_of(crank_once(&cranker_a));
     eprintln!("cranker A: {pass}");
     assert_eq!(pass["refused"].as_array().map(Vec::len), Some(0), "{pass}");
     assert_eq!(
@@ -365,7 +354,7 @@ fn a_program_asks_for_a_story_and_paid_crankers_finish_it() {
     }
     let befores = [&a_key, &b_key].map(|k| balance(&net.rpc, &k.pubkey()));
     let racers = [crank_once(&cranker_a), crank_once(&cranker_b)];
-    let passes = racers.map(pass_of);
+    let passes = racers.map(json_of);
     let mut landed: BTreeMap<String, u64> = BTreeMap::new();
     for ((who, pass), (key, before)) in ["A", "B"]
         .iter()

@@ -111,6 +111,27 @@ pub fn golden(name: &str) -> Receipt {
     Receipt::load(name).unwrap_or_else(|| panic!("no golden receipt for {name}"))
 }
 
+/// `curta ARGS --output json` by `c`, started (with others, to race).
+pub fn spawn_json(c: &Curta, args: &[&str]) -> std::process::Child {
+    let mut cmd = c.command(args);
+    cmd.args(["--output", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    cmd.spawn().expect("curta")
+}
+
+/// What a `spawn_json` command printed, once it has succeeded: one JSON
+/// object.
+pub fn json_of(child: std::process::Child) -> Value {
+    let out = child.wait_with_output().expect("curta");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}{stdout}");
+    serde_json::from_str(stdout.trim()).expect("one JSON object")
+}
+
 pub fn ok<T>(r: Result<T, String>) -> T {
     r.unwrap_or_else(|e| panic!("{e}"))
 }
