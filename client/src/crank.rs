@@ -266,7 +266,7 @@ pub async fn drive(
     mut on_turn: impl FnMut(&TurnRecord),
 ) -> Result<Cranked> {
     let started = Instant::now();
-    let _cranking = crate::interrupt::Cranking::start();
+    let _cranking = crate::interrupt::cranking();
     let mut told = 0;
     let mut sent: HashMap<String, Vec<Pubkey>> = HashMap::new();
     // The turn being sent: signed, maybe sent, not yet known to the crank.

@@ -154,40 +154,34 @@ impl Drop for LeavesOpen {
     }
 }
 
-/// Marks a crank (or a cranker) as running while it lives: Ctrl-C then
-/// stops it rather than ending the process at once.
-pub struct Cranking(());
+/// Counts a running crank or cranker in `counter` while it lives.
+pub struct Running(&'static AtomicUsize);
 
-impl Cranking {
-    pub fn start() -> Cranking {
-        CRANKS.fetch_add(1, Ordering::SeqCst);
-        Cranking(())
+impl Running {
+    fn start(counter: &'static AtomicUsize) -> Running {
+        counter.fetch_add(1, Ordering::SeqCst);
+        Running(counter)
     }
 }
 
-impl Drop for Cranking {
+impl Drop for Running {
     fn drop(&mut self) {
-        CRANKS.fetch_sub(1, Ordering::SeqCst);
+        self.0.fetch_sub(1, Ordering::SeqCst);
         NOTIFY.notify_waiters();
     }
 }
 
-/// Marks a cranker going over many runs (`curta crank`) as running while
-/// it lives: Ctrl-C then stops it, between its cranks too
-/// (`stopped_between_cranks`), rather than ending the process at once.
-pub struct Cranker(());
-
-impl Cranker {
-    pub fn start() -> Cranker {
-        CRANKERS.fetch_add(1, Ordering::SeqCst);
-        Cranker(())
-    }
+/// Marks a crank (or a cranker) as running while the guard lives: Ctrl-C
+/// then stops it rather than ending the process at once.
+pub fn cranking() -> Running {
+    Running::start(&CRANKS)
 }
 
-impl Drop for Cranker {
-    fn drop(&mut self) {
-        CRANKERS.fetch_sub(1, Ordering::SeqCst);
-    }
+/// Marks a cranker going over many runs (`curta crank`) as running while
+/// the guard lives: Ctrl-C then stops it, between its cranks too
+/// (`stopped_between_cranks`), rather than ending the process at once.
+pub fn cranker() -> Running {
+    Running::start(&CRANKERS)
 }
 
 /// Resolves once Ctrl-C has been pressed (or the output closed) and no

@@ -158,7 +158,7 @@ pub(super) struct Fleet<'a> {
     delivering: Cell<Option<Pubkey>>,
     /// A crank ended in an error: what it had in flight is unknown.
     errored: Cell<bool>,
-    _cranker: crate::interrupt::Cranker,
+    _cranker: crate::interrupt::Running,
 }
 
 impl<'a> Fleet<'a> {
@@ -172,7 +172,7 @@ impl<'a> Fleet<'a> {
             partial: RefCell::new(vec![]),
             delivering: Cell::new(None),
             errored: Cell::new(false),
-            _cranker: crate::interrupt::Cranker::start(),
+            _cranker: crate::interrupt::cranker(),
         }
     }
 

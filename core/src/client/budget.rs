@@ -100,11 +100,14 @@ impl LimitPolicy {
     }
 }
 
+/// What Agave's scheduler charges for the loaded-accounts allowance no turn
+/// lowers (64 MiB): reserved while the turn runs, replaced by what it
+/// loaded once it has.
+pub const LOADED_ACCOUNTS_COST: u64 = 16_384;
 /// What Agave's scheduler adds to a turn's compute-unit limit when it
 /// costs the transaction (`solana-cost-model`), besides its write locks: a
-/// signature (720) and the loaded-accounts allowance no turn lowers (64
-/// MiB, 16,384).
-const SCHEDULER_FIXED_COST: u64 = 720 + 16_384;
+/// signature (720) and the loaded-accounts allowance.
+const SCHEDULER_FIXED_COST: u64 = 720 + LOADED_ACCOUNTS_COST;
 /// A write lock's cost.
 const WRITE_LOCK_COST: u64 = 300;
 /// The accounts a turn writes: the run, the model's owner and the cranker;

@@ -24,7 +24,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use curta_client::output::thousands;
-use curta_core::client::budget::{scheduler_cost, turn_limit, TURN_WRITES_BY_OWNER};
+use curta_core::client::budget::{
+    scheduler_cost, turn_limit, LOADED_ACCOUNTS_COST, TURN_WRITES_BY_OWNER,
+};
 use curta_core::format::WEIGHT_HEADER_LEN;
 use curta_core::inference::quote_turns;
 use curta_core::protocol::model;
@@ -340,7 +342,8 @@ fn measure(
         })
         .sum::<f64>()
         / turns.max(1.0);
-    let cost_used = used + (scheduler_cost(0, true, TURN_WRITES_BY_OWNER) - 16_384) as f64;
+    let cost_used =
+        used + (scheduler_cost(0, true, TURN_WRITES_BY_OWNER) - LOADED_ACCOUNTS_COST) as f64;
     let crank_s = g["seconds"].as_f64().unwrap_or(0.0);
     let tpt = r.turns_per_token as f64;
     let s_per_token = crank_s * tpt / turns.max(1.0);
