@@ -3,7 +3,8 @@
 //! the generated client's check use. They must say the same: every
 //! account's place, name, and whether it signs and is written.
 
-use curta_core::protocol::schema::{self, Field, Shape};
+use curta_core::protocol::catalog;
+use curta_core::protocol::schema::{Field, Shape};
 use curta_core::protocol::{accounts, AccountRole};
 
 /// An account as the docs give it: its place, its name, and its flags
@@ -195,7 +196,7 @@ fn schema_offsets(fields: &[Field], len: Option<usize>) -> Vec<usize> {
 #[test]
 fn the_docs_lay_out_each_account_and_the_receipt_as_the_schema() {
     let doc = program_md();
-    for a in schema::ACCOUNTS {
+    for a in catalog::ACCOUNTS {
         let tag = std::str::from_utf8(&a.tag).unwrap();
         let heading = format!("(`{tag}`,");
         assert_eq!(

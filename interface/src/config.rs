@@ -1,14 +1,11 @@
 //! The Config account: the program's settings, who administers them and
 //! the turn allowance. The constants are its fields' offsets.
 
-use super::schema::{AccountSchema, Field, Ty};
-use super::{address, tag_is, Address, Mismatch, CONFIG_TAG};
-use crate::bytes::{read_u32, write_u32};
+use super::schema::AccountSchema;
+use super::{tag_is, Address, Mismatch, CONFIG_TAG};
 
 pub const LEN: usize = 128;
 pub const TAG: usize = 0;
-pub const ADMIN: usize = 8;
-pub const ALLOWANCE: usize = 40;
 
 /// A view of a Config account's data.
 #[derive(Clone, Copy)]
@@ -25,14 +22,6 @@ impl<'a> ConfigAccount<'a> {
         }
         Ok(Self(data))
     }
-    #[inline(always)]
-    pub fn admin(&self) -> &'a Address {
-        address(self.0, ADMIN)
-    }
-    #[inline(always)]
-    pub fn allowance(&self) -> u32 {
-        read_u32(self.0, ALLOWANCE)
-    }
 }
 
 /// The writer of a Config account's data (exactly `config::LEN` bytes).
@@ -47,34 +36,22 @@ impl ConfigAccountMut<'_> {
         self.set_admin(admin);
         self.set_allowance(allowance);
     }
-    #[inline(always)]
-    pub fn set_admin(&mut self, admin: &Address) {
-        self.0[ADMIN..ADMIN + 32].copy_from_slice(admin);
-    }
-    #[inline(always)]
-    pub fn set_allowance(&mut self, allowance: u32) {
-        write_u32(self.0, ALLOWANCE, allowance);
-    }
 }
 
-/// The IDL's account: each field at its offset (the gaps are zero).
+fields! {
+    ConfigAccount, ConfigAccountMut, FIELDS;
+    ADMIN = 8, "admin", address, admin, set_admin,
+        "The only signer who may change the settings.";
+    ALLOWANCE = 40, "allowance", u32, allowance, set_allowance,
+        "Turn allowance in compute units (default 1,350,000; 22,096 to 1,350,000).";
+    @rest []
+}
+
+/// The IDL's account.
 pub const SCHEMA: AccountSchema = AccountSchema {
     name: "config",
     tag: CONFIG_TAG,
     len: Some(LEN),
     docs: &["The program's settings (`CURTACF1`, 128 bytes): who administers them and the turn allowance every run of its models uses."],
-    fields: &[
-        Field {
-            at: ADMIN,
-            name: "admin",
-            ty: Ty::Address,
-            docs: &["The only signer who may change the settings."],
-        },
-        Field {
-            at: ALLOWANCE,
-            name: "allowance",
-            ty: Ty::U32,
-            docs: &["Turn allowance in compute units (default 1,350,000; 22,096 to 1,350,000)."],
-        },
-    ],
+    fields: FIELDS,
 };

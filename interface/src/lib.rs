@@ -24,11 +24,13 @@
 //! | `error`, `sha256`, `bytes` | The core's and the program's errors; SHA-256; little-endian readers and alignment |
 //! | `format` | The model's `Config`, the section `Layout`, the artifact's constants |
 //! | `state` | The core state's header, `Phase`, `Cursor`, `StateLayout`, `StateInfo` |
-//! | `schema` | What the IDL says of each layout (the tables `curta-core idl` reads) |
+//! | `tag`, `accounts` | Each instruction's tag; each instruction's accounts, one table each |
+//! | `schema`, `fields` | The types the IDL's tables are made of; `fields!`, which declares an account's field once and derives its offset, reader, writer and IDL entry |
 //! | `callback` | A run's callback record: what `deliver` invokes |
 //! | `config`, `model`, `weight`, `run` | One module per account kind: its offsets, reader and writer |
 //! | `prompt`, `digest`, `event` | A long prompt's staging; section digests and the model identity; the turn receipt |
-//! | `instruction`, `accounts` | The instruction codec; each instruction's accounts, one table each |
+//! | `instruction` | The instruction codec and each instruction's arguments in the IDL |
+//! | `catalog` | Every account kind and defined type in the IDL's order (the tables `curta-core idl` reads) |
 //! | `cpi` (feature `pinocchio`) | Invoking Curta from a program |
 
 #![cfg_attr(not(any(feature = "std", test)), no_std)]
@@ -42,7 +44,13 @@ pub mod format;
 pub mod state;
 
 pub mod accounts;
+pub mod schema;
+pub mod tag;
+#[macro_use]
+mod fields;
+
 pub mod callback;
+pub mod catalog;
 pub mod config;
 pub mod digest;
 pub mod event;
@@ -50,7 +58,6 @@ pub mod instruction;
 pub mod model;
 pub mod prompt;
 pub mod run;
-pub mod schema;
 pub mod weight;
 
 #[cfg(feature = "pinocchio")]
@@ -63,7 +70,7 @@ pub use config::{ConfigAccount, ConfigAccountMut};
 pub use digest::{chain_step, model_identity, model_identity_parts, section_digest};
 pub use error::{CurtaError, Error, CORE_ERROR_BASE};
 pub use event::TurnEvent;
-pub use instruction::{tag, Instruction, OPEN_RUN_FIXED_LEN};
+pub use instruction::{Instruction, OPEN_RUN_FIXED_LEN};
 pub use model::{ModelAccount, ModelAccountMut, ModelInit};
 pub use prompt::PromptStage;
 pub use run::{RunAccount, RunAccountMut, RunInit};
@@ -186,13 +193,7 @@ mod tests {
                 (v.crank_fee(), v.crank_deposited(), v.crank_paid()),
                 (6, 7, 0)
             );
-            assert_eq!(
-                (
-                    crate::bytes::read_u32(&r, run::TOKENS_AT),
-                    crate::bytes::read_u32(&r, run::TEXT_AT)
-                ),
-                (8, 9)
-            );
+            assert_eq!((v.tokens_at(), v.text_at()), (8, 9));
             assert_eq!((v.seed(), v.allowance()), (10, 11));
             assert_eq!((v.callback_at(), v.delivery_fee()), (12, 13));
         }

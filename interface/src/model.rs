@@ -4,25 +4,10 @@
 
 use super::schema::{AccountSchema, Field, Shape, Ty, TypeDef};
 use super::{address, tag_is, Address, Mismatch, MODEL_TAG};
-use crate::bytes::{read_u32, read_u64, write_u32, write_u64};
+use crate::bytes::{read_u32, read_u64, write_u64};
 use crate::format::{Config, Layout};
 
 pub const TAG: usize = 0;
-pub const CONFIG_ACCOUNT: usize = 8;
-pub const OWNER: usize = 40;
-pub const ROYALTY: usize = 72;
-pub const MODEL_CONFIG: usize = 80;
-pub const SECTION_COUNT: usize = 108;
-pub const STATUS: usize = 112;
-/// The artifact's flags (`format::FLAG_SHARED_CLASSIFIER`).
-pub const FLAGS: usize = 116;
-/// How many sections have a weight account bound.
-pub const BOUND: usize = 120;
-/// How many sections are sealed.
-pub const SEALED_COUNT: usize = 124;
-/// The model's identity (`model_identity`), written by `seal_model`;
-/// zero while the model is being written.
-pub const IDENTITY: usize = 128;
 pub const HEADER_LEN: usize = 160;
 /// Per section: the weight account's address (zero while unbound), the
 /// section's length (u64) and its digest (zero until sealed).
@@ -60,49 +45,12 @@ impl<'a> ModelAccount<'a> {
         }
         Ok(Self(data))
     }
-    #[inline(always)]
-    pub fn config_account(&self) -> &'a Address {
-        address(self.0, CONFIG_ACCOUNT)
-    }
-    #[inline(always)]
-    pub fn owner(&self) -> &'a Address {
-        address(self.0, OWNER)
-    }
-    #[inline(always)]
-    pub fn royalty(&self) -> u64 {
-        read_u64(self.0, ROYALTY)
-    }
-    /// The model's configuration, as recorded (`Config::read` checks it).
-    #[inline(always)]
-    pub fn model_config(&self) -> &'a [u8] {
-        &self.0[MODEL_CONFIG..MODEL_CONFIG + Config::LEN]
-    }
     /// The model's configuration, read and checked, planned with the charge
     /// table its flags choose: what every turn of its runs plans with.
     #[inline(always)]
     pub fn config(&self) -> Result<Config, crate::Error> {
         let config = Config::read(self.model_config())?;
         Ok(config.with_flags(self.flags()))
-    }
-    #[inline(always)]
-    pub fn section_count(&self) -> usize {
-        read_u32(self.0, SECTION_COUNT) as usize
-    }
-    #[inline(always)]
-    pub fn status(&self) -> u32 {
-        read_u32(self.0, STATUS)
-    }
-    #[inline(always)]
-    pub fn flags(&self) -> u32 {
-        read_u32(self.0, FLAGS)
-    }
-    #[inline(always)]
-    pub fn bound(&self) -> u32 {
-        read_u32(self.0, BOUND)
-    }
-    #[inline(always)]
-    pub fn sealed_count(&self) -> u32 {
-        read_u32(self.0, SEALED_COUNT)
     }
     /// The weight account bound to `section`, zero while none is (the
     /// caller checks the index against `section_count`).
@@ -118,11 +66,6 @@ impl<'a> ModelAccount<'a> {
     #[inline(always)]
     pub fn section_digest(&self, section: usize) -> &'a Address {
         address(self.0, entry(section) + ENTRY_DIGEST)
-    }
-    /// The identity `seal_model` recorded (`model_identity`), zero before.
-    #[inline(always)]
-    pub fn identity(&self) -> &'a Address {
-        address(self.0, IDENTITY)
     }
 }
 
@@ -164,28 +107,23 @@ impl ModelAccountMut<'_> {
     /// Writes every field of a new model being written: every section's
     /// length, no weight account bound, nothing sealed, no identity.
     pub fn init(&mut self, config_account: &Address, owner: &Address, m: &ModelInit) {
-        let d = &mut *self.0;
-        d.fill(0);
-        d[TAG..TAG + 8].copy_from_slice(&MODEL_TAG);
-        d[CONFIG_ACCOUNT..CONFIG_ACCOUNT + 32].copy_from_slice(config_account);
-        d[OWNER..OWNER + 32].copy_from_slice(owner);
-        write_u64(d, ROYALTY, m.royalty);
-        d[MODEL_CONFIG..MODEL_CONFIG + Config::LEN].copy_from_slice(&m.config.to_bytes());
+        self.0.fill(0);
+        self.0[TAG..TAG + 8].copy_from_slice(&MODEL_TAG);
+        self.set_config_account(config_account);
+        self.set_owner(owner);
+        self.set_royalty(m.royalty);
+        self.set_model_config(&m.config.to_bytes());
         let count = m.layout.section_count();
-        write_u32(d, SECTION_COUNT, count);
-        write_u32(d, STATUS, WRITING);
-        write_u32(d, FLAGS, m.flags);
+        self.set_section_count(count);
+        self.set_status(WRITING);
+        self.set_flags(m.flags);
         for section in 0..count {
             write_u64(
-                d,
+                self.0,
                 entry(section as usize) + ENTRY_LENGTH,
                 m.section_len(section),
             );
         }
-    }
-    #[inline(always)]
-    pub fn set_status(&mut self, status: u32) {
-        write_u32(self.0, STATUS, status);
     }
     /// Records `weight` as the account of `section`, or unbinds it (zero).
     #[inline(always)]
@@ -199,95 +137,45 @@ impl ModelAccountMut<'_> {
         let at = entry(section) + ENTRY_DIGEST;
         self.0[at..at + 32].copy_from_slice(digest);
     }
-    #[inline(always)]
-    pub fn set_bound(&mut self, bound: u32) {
-        write_u32(self.0, BOUND, bound);
-    }
-    #[inline(always)]
-    pub fn set_sealed_count(&mut self, sealed: u32) {
-        write_u32(self.0, SEALED_COUNT, sealed);
-    }
-    /// Records the identity `seal_model` computed (`model_identity`).
-    #[inline(always)]
-    pub fn set_identity(&mut self, identity: &Address) {
-        self.0[IDENTITY..IDENTITY + 32].copy_from_slice(identity);
-    }
 }
 
-/// The IDL's account: each field at its offset (the gaps are zero).
+fields! {
+    ModelAccount, ModelAccountMut, FIELDS;
+    CONFIG_ACCOUNT = 8, "config", address, config_account, set_config_account,
+        "The config account the model is bound to.";
+    OWNER = 40, "owner", address, owner, set_owner,
+        "Binds, writes and seals weights, closes, receives royalties.";
+    ROYALTY = 72, "royalty", u64, royalty, set_royalty,
+        "Royalty in lamports per generated token.";
+    MODEL_CONFIG = 80, "modelConfig", bytes 28 as Ty::Defined(&MODEL_CONFIG_TYPE), model_config, set_model_config,
+        "The model's configuration.";
+    SECTION_COUNT = 108, "sectionCount", count, section_count, set_section_count,
+        "Section count (`format.md`: layer sections + 2).";
+    STATUS = 112, "status", u32 as Ty::Defined(&MODEL_STATUS_TYPE), status, set_status,
+        "Status: 0 writing, 1 sealed, 2 retired.";
+    FLAGS = 116, "flags", u32, flags, set_flags,
+        "Flags: bit 0, the classifier is the embedding (shared); bit 1, the model's turns are planned with the measured charge table.";
+    BOUND = 120, "boundCount", u32, bound, set_bound,
+        "Weight accounts bound.";
+    SEALED_COUNT = 124, "sealedCount", u32, sealed_count, set_sealed_count,
+        "Sections sealed.";
+    IDENTITY = 128, "identity", address as Ty::Bytes(32), identity, set_identity,
+        "The model's identity (`model_identity`); zero until `sealModel` writes it.";
+    @rest [Field {
+        at: HEADER_LEN,
+        name: "sections",
+        ty: Ty::RestOf(&SECTION_ENTRY_TYPE),
+        docs: &["The section entries, from offset 160 to the end of the account (`sectionCount` of them)."],
+    }]
+}
+
+/// The IDL's account.
 pub const SCHEMA: AccountSchema = AccountSchema {
     name: "model",
     tag: MODEL_TAG,
     len: None,
     docs: &["A model (`CURTAMD1`, 160 + 72 bytes per section): its owner, royalty, configuration and one entry per section; the entries fill the account, so their count equals `sectionCount`."],
-    fields: &[
-        Field {
-            at: CONFIG_ACCOUNT,
-            name: "config",
-            ty: Ty::Address,
-            docs: &["The config account the model is bound to."],
-        },
-        Field {
-            at: OWNER,
-            name: "owner",
-            ty: Ty::Address,
-            docs: &["Binds, writes and seals weights, closes, receives royalties."],
-        },
-        Field {
-            at: ROYALTY,
-            name: "royalty",
-            ty: Ty::U64,
-            docs: &["Royalty in lamports per generated token."],
-        },
-        Field {
-            at: MODEL_CONFIG,
-            name: "modelConfig",
-            ty: Ty::Defined(&MODEL_CONFIG_TYPE),
-            docs: &["The model's configuration."],
-        },
-        Field {
-            at: SECTION_COUNT,
-            name: "sectionCount",
-            ty: Ty::U32,
-            docs: &["Section count (`format.md`: layer sections + 2)."],
-        },
-        Field {
-            at: STATUS,
-            name: "status",
-            ty: Ty::Defined(&MODEL_STATUS_TYPE),
-            docs: &["Status: 0 writing, 1 sealed, 2 retired."],
-        },
-        Field {
-            at: FLAGS,
-            name: "flags",
-            ty: Ty::U32,
-            docs: &["Flags: bit 0, the classifier is the embedding (shared); bit 1, the model's turns are planned with the measured charge table."],
-        },
-        Field {
-            at: BOUND,
-            name: "boundCount",
-            ty: Ty::U32,
-            docs: &["Weight accounts bound."],
-        },
-        Field {
-            at: SEALED_COUNT,
-            name: "sealedCount",
-            ty: Ty::U32,
-            docs: &["Sections sealed."],
-        },
-        Field {
-            at: IDENTITY,
-            name: "identity",
-            ty: Ty::Bytes(32),
-            docs: &["The model's identity (`model_identity`); zero until `sealModel` writes it."],
-        },
-        Field {
-            at: HEADER_LEN,
-            name: "sections",
-            ty: Ty::RestOf(&SECTION_ENTRY_TYPE),
-            docs: &["The section entries, from offset 160 to the end of the account (`sectionCount` of them)."],
-        },
-    ],
+    fields: FIELDS,
 };
 
 /// The model's configuration as the IDL gives it (`format::Config`).

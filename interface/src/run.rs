@@ -2,48 +2,13 @@
 //! are the header's offsets.
 
 use super::schema::{AccountSchema, Field, Ty};
-use super::{address, tag_is, Address, Mismatch, RUN_TAG};
-use crate::bytes::{read_u32, read_u64, write_u32, write_u64};
+use super::{tag_is, Address, Mismatch, RUN_TAG};
+use crate::bytes::read_u32;
 use crate::callback::{Callback, Malformed};
 /// Why a finished run stopped (`Finished::reason`).
 pub use crate::state::FinishReason;
 
 pub const TAG: usize = 0;
-pub const MODEL: usize = 8;
-pub const OPENER: usize = 40;
-/// The royalty per token, fixed when the run opens.
-pub const ROYALTY: usize = 72;
-/// Lamports escrowed at opening: royalty times max tokens.
-pub const DEPOSITED: usize = 80;
-/// Lamports still escrowed.
-pub const ESCROW: usize = 88;
-/// Lamports paid to the model's owner.
-pub const PAID: usize = 96;
-/// The identity of the model as the run was opened on it
-/// (`model_identity`); every turn requires the model's to be the same.
-pub const MODEL_IDENTITY: usize = 104;
-/// Lamports paid to whoever sends a turn, per turn, fixed when the run opens.
-pub const CRANK_FEE: usize = 136;
-/// Lamports deposited at opening for the crank fees.
-pub const CRANK_DEPOSITED: usize = 144;
-/// Lamports paid to turns' senders so far (at most `CRANK_DEPOSITED`).
-pub const CRANK_PAID: usize = 152;
-/// Where in the account the generated token ids start (u32 each), and the
-/// output text: written at opening, so a reader needs no model to find them.
-pub const TOKENS_AT: usize = 160;
-pub const TEXT_AT: usize = 164;
-/// The sampler's seed as the opener chose it (the state's seed field is
-/// the sampler's running state).
-pub const SEED: usize = 168;
-/// The turn allowance every turn of the run is planned and cut under: the
-/// config's at opening, so no later `set_allowance` changes a run's turns.
-pub const ALLOWANCE: usize = 176;
-/// Where the run's callback record lies in the account (`callback`), right
-/// after the state; 0 when the run has no callback. The state ends there.
-pub const CALLBACK_AT: usize = 180;
-/// Lamports the run pays whoever sends `deliver`, fixed at opening; held
-/// in the run beside the escrow and the crank deposit.
-pub const DELIVERY_FEE: usize = 184;
 pub const HEADER_LEN: usize = 256;
 /// Where the state keeps the prompt (its first buffer), and where
 /// `write_prompt` stages it before `open_run`.
@@ -98,74 +63,12 @@ impl<'a> RunAccount<'a> {
         }
         Ok(Self(data))
     }
-    #[inline(always)]
-    pub fn model(&self) -> &'a Address {
-        address(self.0, MODEL)
-    }
-    #[inline(always)]
-    pub fn opener(&self) -> &'a Address {
-        address(self.0, OPENER)
-    }
-    #[inline(always)]
-    pub fn royalty(&self) -> u64 {
-        read_u64(self.0, ROYALTY)
-    }
-    #[inline(always)]
-    pub fn deposited(&self) -> u64 {
-        read_u64(self.0, DEPOSITED)
-    }
-    #[inline(always)]
-    pub fn escrow(&self) -> u64 {
-        read_u64(self.0, ESCROW)
-    }
-    #[inline(always)]
-    pub fn paid(&self) -> u64 {
-        read_u64(self.0, PAID)
-    }
-    /// The identity of the model the run was opened on.
-    #[inline(always)]
-    pub fn model_identity(&self) -> &'a Address {
-        address(self.0, MODEL_IDENTITY)
-    }
-    /// The seed the opener chose.
-    #[inline(always)]
-    pub fn seed(&self) -> u64 {
-        read_u64(self.0, SEED)
-    }
-    /// The turn allowance recorded at opening (0: a run opened by a
-    /// program before it was recorded, which cannot turn).
-    #[inline(always)]
-    pub fn allowance(&self) -> u32 {
-        read_u32(self.0, ALLOWANCE)
-    }
-    #[inline(always)]
-    pub fn crank_fee(&self) -> u64 {
-        read_u64(self.0, CRANK_FEE)
-    }
-    #[inline(always)]
-    pub fn crank_deposited(&self) -> u64 {
-        read_u64(self.0, CRANK_DEPOSITED)
-    }
-    #[inline(always)]
-    pub fn crank_paid(&self) -> u64 {
-        read_u64(self.0, CRANK_PAID)
-    }
     /// What the next turn pays its sender: the fee, or what is left of the
     /// deposit when that is less.
     #[inline(always)]
     pub fn next_crank_payment(&self) -> u64 {
         let left = self.crank_deposited().saturating_sub(self.crank_paid());
         self.crank_fee().min(left)
-    }
-    /// The account offset of the callback record, 0 when there is none.
-    #[inline(always)]
-    pub fn callback_at(&self) -> usize {
-        read_u32(self.0, CALLBACK_AT) as usize
-    }
-    /// The lamports `deliver` pays its sender.
-    #[inline(always)]
-    pub fn delivery_fee(&self) -> u64 {
-        read_u64(self.0, DELIVERY_FEE)
     }
     /// Where the state ends: at the callback record, or the data's end
     /// (a client may read only the start of an account).
@@ -310,11 +213,8 @@ pub fn read_finished<'a>(
         return Err(Refusal::OtherOpener);
     }
     let slice = |at: usize, len: usize| data.get(at..at.checked_add(len)?);
-    let tokens = slice(
-        read_u32(data, TOKENS_AT) as usize,
-        4 * state.generated as usize,
-    );
-    let text = slice(read_u32(data, TEXT_AT) as usize, state.text_len as usize);
+    let tokens = slice(run.tokens_at() as usize, 4 * state.generated as usize);
+    let text = slice(run.text_at() as usize, state.text_len as usize);
     match (tokens, text) {
         (Some(tokens), Some(text)) => Ok(Finished {
             tokens,
@@ -367,36 +267,29 @@ impl<'a> RunAccountMut<'a> {
     /// bytes, or more); the state is written separately.
     #[inline(always)]
     pub fn init(&mut self, r: &RunInit) {
-        let d = &mut self.0[..HEADER_LEN];
-        d.fill(0);
-        d[TAG..TAG + 8].copy_from_slice(&RUN_TAG);
-        d[MODEL..MODEL + 32].copy_from_slice(r.model);
-        d[MODEL_IDENTITY..MODEL_IDENTITY + 32].copy_from_slice(r.model_identity);
-        let (opener, royalty, deposited) = (r.opener, r.royalty, r.deposited);
-        d[OPENER..OPENER + 32].copy_from_slice(opener);
-        write_u64(d, ROYALTY, royalty);
-        write_u64(d, DEPOSITED, deposited);
-        write_u64(d, ESCROW, deposited);
-        write_u64(d, CRANK_FEE, r.crank_fee);
-        write_u64(d, CRANK_DEPOSITED, r.crank_deposited);
-        write_u32(d, TOKENS_AT, r.tokens_at);
-        write_u32(d, TEXT_AT, r.text_at);
-        write_u64(d, SEED, r.seed);
-        write_u32(d, ALLOWANCE, r.allowance);
-        write_u32(d, CALLBACK_AT, r.callback_at);
-        write_u64(d, DELIVERY_FEE, r.delivery_fee);
-    }
-    /// Records a crank fee paid: the total paid to senders after it.
-    #[inline(always)]
-    pub fn set_crank_paid(&mut self, paid: u64) {
-        write_u64(self.0, CRANK_PAID, paid);
+        self.0[..HEADER_LEN].fill(0);
+        self.0[TAG..TAG + 8].copy_from_slice(&RUN_TAG);
+        self.set_model(r.model);
+        self.set_opener(r.opener);
+        self.set_royalty(r.royalty);
+        self.set_deposited(r.deposited);
+        self.set_escrow(r.deposited);
+        self.set_model_identity(r.model_identity);
+        self.set_crank_fee(r.crank_fee);
+        self.set_crank_deposited(r.crank_deposited);
+        self.set_tokens_at(r.tokens_at);
+        self.set_text_at(r.text_at);
+        self.set_seed(r.seed);
+        self.set_allowance(r.allowance);
+        self.set_callback_at(r.callback_at);
+        self.set_delivery_fee(r.delivery_fee);
     }
     /// Records a payment to the model's owner: the escrow and the paid
     /// total after it.
     #[inline(always)]
     pub fn set_payments(&mut self, escrow: u64, paid: u64) {
-        write_u64(self.0, ESCROW, escrow);
-        write_u64(self.0, PAID, paid);
+        self.set_escrow(escrow);
+        self.set_paid(paid);
     }
     /// The header and the core state, apart: the state ends where the
     /// header's `callback_at` says.
@@ -418,114 +311,53 @@ impl<'a> RunAccountMut<'a> {
     }
 }
 
-/// The IDL's account: each field at its offset (the gaps are zero).
+fields! {
+    RunAccount, RunAccountMut, FIELDS;
+    MODEL = 8, "model", address, model, set_model,
+        "The model the run was opened on.";
+    OPENER = 40, "opener", address, opener, set_opener,
+        "Who funded the run and gets the rest back.";
+    ROYALTY = 72, "royalty", u64, royalty, set_royalty,
+        "Royalty per token, fixed at opening.";
+    DEPOSITED = 80, "deposited", u64, deposited, set_deposited,
+        "The escrow at opening: royalty x max tokens.";
+    ESCROW = 88, "escrow", u64, escrow, set_escrow,
+        "Escrow still held (deposited = escrow + paid).";
+    PAID = 96, "paid", u64, paid, set_paid,
+        "Lamports paid to the model's owner.";
+    MODEL_IDENTITY = 104, "modelIdentity", address as Ty::Bytes(32), model_identity, set_model_identity,
+        "The identity of the model the run was opened on; every turn requires the same.";
+    CRANK_FEE = 136, "crankFee", u64, crank_fee, set_crank_fee,
+        "Lamports paid to each turn's sender (its cranker), fixed at opening; 0: none.";
+    CRANK_DEPOSITED = 144, "crankDeposited", u64, crank_deposited, set_crank_deposited,
+        "Lamports deposited at opening for crank fees.";
+    CRANK_PAID = 152, "crankPaid", u64, crank_paid, set_crank_paid,
+        "Crank fees paid so far (at most crankDeposited; what is left returns at closing).";
+    TOKENS_AT = 160, "tokensAt", u32, tokens_at, set_tokens_at,
+        "Account offset of the generated token ids (u32 each; state field `generated` of them).";
+    TEXT_AT = 164, "textAt", u32, text_at, set_text_at,
+        "Account offset of the output text (state field `text_len` bytes).";
+    SEED = 168, "seed", u64, seed, set_seed,
+        "The sampler's seed as the opener chose it (the state's seed field is the sampler's running state).";
+    ALLOWANCE = 176, "allowance", u32, allowance, set_allowance,
+        "The config's turn allowance at opening, which every turn of the run is planned and cut under (0: opened by an older program; it cannot turn).";
+    CALLBACK_AT = 180, "callbackAt", count, callback_at, set_callback_at,
+        "Account offset of the callback record `deliver` invokes (after the state, to the account's end); 0: no callback.";
+    DELIVERY_FEE = 184, "deliveryFee", u64, delivery_fee, set_delivery_fee,
+        "Lamports paid to whoever sends `deliver`, fixed at opening.";
+    @rest [Field {
+        at: HEADER_LEN,
+        name: "state",
+        ty: Ty::Rest,
+        docs: &["The core state (`state.md`), from offset 256 to `callbackAt` (to the end when that is 0), then the callback record."],
+    }]
+}
+
+/// The IDL's account.
 pub const SCHEMA: AccountSchema = AccountSchema {
     name: "run",
     tag: RUN_TAG,
     len: None,
     docs: &["A run (`CURTARN1`, 256 + `state_size`): a 256-byte header, then the core state (`state.md`)."],
-    fields: &[
-        Field {
-            at: MODEL,
-            name: "model",
-            ty: Ty::Address,
-            docs: &["The model the run was opened on."],
-        },
-        Field {
-            at: OPENER,
-            name: "opener",
-            ty: Ty::Address,
-            docs: &["Who funded the run and gets the rest back."],
-        },
-        Field {
-            at: ROYALTY,
-            name: "royalty",
-            ty: Ty::U64,
-            docs: &["Royalty per token, fixed at opening."],
-        },
-        Field {
-            at: DEPOSITED,
-            name: "deposited",
-            ty: Ty::U64,
-            docs: &["The escrow at opening: royalty x max tokens."],
-        },
-        Field {
-            at: ESCROW,
-            name: "escrow",
-            ty: Ty::U64,
-            docs: &["Escrow still held (deposited = escrow + paid)."],
-        },
-        Field {
-            at: PAID,
-            name: "paid",
-            ty: Ty::U64,
-            docs: &["Lamports paid to the model's owner."],
-        },
-        Field {
-            at: MODEL_IDENTITY,
-            name: "modelIdentity",
-            ty: Ty::Bytes(32),
-            docs: &["The identity of the model the run was opened on; every turn requires the same."],
-        },
-        Field {
-            at: CRANK_FEE,
-            name: "crankFee",
-            ty: Ty::U64,
-            docs: &["Lamports paid to each turn's sender (its cranker), fixed at opening; 0: none."],
-        },
-        Field {
-            at: CRANK_DEPOSITED,
-            name: "crankDeposited",
-            ty: Ty::U64,
-            docs: &["Lamports deposited at opening for crank fees."],
-        },
-        Field {
-            at: CRANK_PAID,
-            name: "crankPaid",
-            ty: Ty::U64,
-            docs: &["Crank fees paid so far (at most crankDeposited; what is left returns at closing)."],
-        },
-        Field {
-            at: TOKENS_AT,
-            name: "tokensAt",
-            ty: Ty::U32,
-            docs: &["Account offset of the generated token ids (u32 each; state field `generated` of them)."],
-        },
-        Field {
-            at: TEXT_AT,
-            name: "textAt",
-            ty: Ty::U32,
-            docs: &["Account offset of the output text (state field `text_len` bytes)."],
-        },
-        Field {
-            at: SEED,
-            name: "seed",
-            ty: Ty::U64,
-            docs: &["The sampler's seed as the opener chose it (the state's seed field is the sampler's running state)."],
-        },
-        Field {
-            at: ALLOWANCE,
-            name: "allowance",
-            ty: Ty::U32,
-            docs: &["The config's turn allowance at opening, which every turn of the run is planned and cut under (0: opened by an older program; it cannot turn)."],
-        },
-        Field {
-            at: CALLBACK_AT,
-            name: "callbackAt",
-            ty: Ty::U32,
-            docs: &["Account offset of the callback record `deliver` invokes (after the state, to the account's end); 0: no callback."],
-        },
-        Field {
-            at: DELIVERY_FEE,
-            name: "deliveryFee",
-            ty: Ty::U64,
-            docs: &["Lamports paid to whoever sends `deliver`, fixed at opening."],
-        },
-        Field {
-            at: HEADER_LEN,
-            name: "state",
-            ty: Ty::Rest,
-            docs: &["The core state (`state.md`), from offset 256 to `callbackAt` (to the end when that is 0), then the callback record."],
-        },
-    ],
+    fields: FIELDS,
 };

@@ -1,9 +1,10 @@
-//! What the IDL says of the protocol's bytes: each layout's fields (name,
-//! type, docs) at the offsets its module defines, each instruction's
-//! arguments, and the defined types. `idl` (std) writes `idl/curta.json`
-//! from these tables and nothing else, so the IDL cannot drift from the
-//! readers: the offsets here are the readers' own constants. The program
-//! never reads them, so none of this is linked into it.
+//! The types the IDL's tables are made of: a layout's fields (name, type,
+//! docs, offset), an instruction's arguments, the defined types. Each
+//! account module declares its fields with `fields!`, each instruction its
+//! arguments in `instruction::SCHEMAS`, and `catalog` lists them; `idl`
+//! (std) writes `idl/curta.json` from those tables and nothing else, so the
+//! IDL cannot drift from the readers. The program never reads them, so
+//! none of this is linked into it.
 
 use super::AccountRole;
 
@@ -102,83 +103,4 @@ pub struct InstructionSchema {
     /// Trailing accounts of this role, any number (the builders take them
     /// as a list named by its key).
     pub remaining: Option<AccountRole>,
-}
-
-/// Every account kind, in the IDL's order.
-pub const ACCOUNTS: [AccountSchema; 4] = [
-    super::config::SCHEMA,
-    super::model::SCHEMA,
-    super::weight::SCHEMA,
-    super::run::SCHEMA,
-];
-
-/// Every defined type, in the IDL's order.
-pub const TYPES: [&TypeDef; 4] = [
-    &super::model::MODEL_CONFIG_TYPE,
-    &super::model::MODEL_STATUS_TYPE,
-    &super::model::SECTION_ENTRY_TYPE,
-    &super::event::TURN_RECEIPT_TYPE,
-];
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{instruction, tag};
-
-    /// Fields in order, none overlapping the next, and only the last one
-    /// running to the end of the data.
-    fn check(what: &str, first: usize, fields: &[Field], len: Option<usize>) {
-        let mut end = Some(first);
-        for f in fields {
-            let at = end.unwrap_or_else(|| panic!("{what}.{}: after a field to the end", f.name));
-            assert!(
-                f.at >= at,
-                "{what}.{} at {} overlaps the field before (to {at})",
-                f.name,
-                f.at
-            );
-            end = match f.ty {
-                Ty::PrefixedBytes => Some(f.at + 4),
-                ty => ty.size().map(|n| f.at + n),
-            };
-        }
-        if let (Some(len), Some(end)) = (len, end) {
-            assert!(end <= len, "{what}: fields to {end}, the kind holds {len}");
-        }
-    }
-
-    #[test]
-    fn layouts_are_in_order_and_fit() {
-        for a in ACCOUNTS {
-            check(a.name, 8, a.fields, a.len);
-        }
-        for t in TYPES {
-            if let Shape::Struct(fields) = t.shape {
-                let first = if t.tag.is_some() { 8 } else { 0 };
-                check(t.name, first, fields, Some(t.len));
-            }
-        }
-        for i in instruction::SCHEMAS {
-            check(i.name, 1, i.args, None);
-            // Arguments follow each other with no gap.
-            let mut at = 1;
-            for f in i.args {
-                assert_eq!(f.at, at, "{}.{}", i.name, f.name);
-                at += if f.ty.is_prefixed() {
-                    4
-                } else {
-                    f.ty.size().unwrap_or(0)
-                };
-            }
-        }
-    }
-
-    #[test]
-    fn every_instruction_has_its_schema_in_tag_order() {
-        for (t, i) in instruction::SCHEMAS.iter().enumerate() {
-            assert_eq!(i.tag as usize, t, "{}", i.name);
-            assert_eq!(Some(i.accounts), crate::accounts::of(i.tag), "{}", i.name);
-        }
-        assert_eq!(instruction::SCHEMAS.len(), tag::LAST as usize + 1);
-    }
 }

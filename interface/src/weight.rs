@@ -3,18 +3,10 @@
 //! are the header's offsets.
 
 use super::schema::{AccountSchema, Field, Ty};
-use super::{address, tag_is, Address, Mismatch, WEIGHT_TAG};
-use crate::bytes::{read_u32, read_u64, write_u32, write_u64};
+use super::{tag_is, Address, Mismatch, WEIGHT_TAG};
+use crate::bytes::read_u64;
 
 pub const TAG: usize = 0;
-pub const MODEL: usize = 8;
-pub const SECTION: usize = 40;
-pub const LENGTH: usize = 48;
-/// Bytes hashed so far by `seal_section` (the seal's cursor); equal to
-/// the length once the section is sealed. A write below it resets it.
-pub const HASHED: usize = 56;
-/// The chained digest of the bytes hashed so far.
-pub const CHAIN: usize = 64;
 pub const HEADER_LEN: usize = crate::format::WEIGHT_HEADER_LEN;
 
 /// A view of a weight account's data.
@@ -31,22 +23,6 @@ impl<'a> WeightAccount<'a> {
             return Err(Mismatch::Size);
         }
         Ok(Self(data))
-    }
-    #[inline(always)]
-    pub fn model(&self) -> &'a Address {
-        address(self.0, MODEL)
-    }
-    #[inline(always)]
-    pub fn section(&self) -> u32 {
-        read_u32(self.0, SECTION)
-    }
-    #[inline(always)]
-    pub fn hashed(&self) -> u64 {
-        read_u64(self.0, HASHED)
-    }
-    #[inline(always)]
-    pub fn chain(&self) -> &'a Address {
-        address(self.0, CHAIN)
     }
     /// Whether `seal_section` has hashed and matched every byte.
     #[inline(always)]
@@ -69,19 +45,18 @@ impl WeightAccountMut<'_> {
     /// `write` (they are zero in a new account).
     #[inline(always)]
     pub fn init(&mut self, model: &Address, section: u32) {
-        let d = &mut *self.0;
-        let length = (d.len() - HEADER_LEN) as u64;
-        d[..HEADER_LEN].fill(0);
-        d[TAG..TAG + 8].copy_from_slice(&WEIGHT_TAG);
-        d[MODEL..MODEL + 32].copy_from_slice(model);
-        write_u32(d, SECTION, section);
-        write_u64(d, LENGTH, length);
+        let length = (self.0.len() - HEADER_LEN) as u64;
+        self.0[..HEADER_LEN].fill(0);
+        self.0[TAG..TAG + 8].copy_from_slice(&WEIGHT_TAG);
+        self.set_model(model);
+        self.set_section(section);
+        self.set_length(length);
     }
     /// Moves the seal's cursor: `hashed` bytes whose chained digest is `chain`.
     #[inline(always)]
     pub fn set_seal(&mut self, hashed: u64, chain: &Address) {
-        write_u64(self.0, HASHED, hashed);
-        self.0[CHAIN..CHAIN + 32].copy_from_slice(chain);
+        self.set_hashed(hashed);
+        self.set_chain(chain);
     }
     /// The section's bytes.
     #[inline(always)]
@@ -90,48 +65,31 @@ impl WeightAccountMut<'_> {
     }
 }
 
-/// The IDL's account: each field at its offset (the gaps are zero).
+fields! {
+    WeightAccount, WeightAccountMut, FIELDS;
+    MODEL = 8, "model", address, model, set_model,
+        "The model the section belongs to.";
+    SECTION = 40, "section", u32, section, set_section,
+        "The section index.";
+    LENGTH = 48, "length", u64, length, set_length,
+        "The section's length in bytes.";
+    HASHED = 56, "hashed", u64, hashed, set_hashed,
+        "Seal progress: bytes hashed so far; equal to the length once sealed.";
+    CHAIN = 64, "chain", address as Ty::Bytes(32), chain, set_chain,
+        "The chained digest of the bytes hashed so far.";
+    @rest [Field {
+        at: HEADER_LEN,
+        name: "bytes",
+        ty: Ty::Rest,
+        docs: &["The section, as in the artifact, from offset 128 to the end."],
+    }]
+}
+
+/// The IDL's account.
 pub const SCHEMA: AccountSchema = AccountSchema {
     name: "weight",
     tag: WEIGHT_TAG,
     len: None,
     docs: &["A weight account (`CURTAWT1`, 128 + the section's length): one section's bytes after a header binding it to its model and keeping the seal's progress."],
-    fields: &[
-        Field {
-            at: MODEL,
-            name: "model",
-            ty: Ty::Address,
-            docs: &["The model the section belongs to."],
-        },
-        Field {
-            at: SECTION,
-            name: "section",
-            ty: Ty::U32,
-            docs: &["The section index."],
-        },
-        Field {
-            at: LENGTH,
-            name: "length",
-            ty: Ty::U64,
-            docs: &["The section's length in bytes."],
-        },
-        Field {
-            at: HASHED,
-            name: "hashed",
-            ty: Ty::U64,
-            docs: &["Seal progress: bytes hashed so far; equal to the length once sealed."],
-        },
-        Field {
-            at: CHAIN,
-            name: "chain",
-            ty: Ty::Bytes(32),
-            docs: &["The chained digest of the bytes hashed so far."],
-        },
-        Field {
-            at: HEADER_LEN,
-            name: "bytes",
-            ty: Ty::Rest,
-            docs: &["The section, as in the artifact, from offset 128 to the end."],
-        },
-    ],
+    fields: FIELDS,
 };

@@ -7,7 +7,8 @@
 //! (`preOffsetTypeNode`, or `postOffsetTypeNode` at the end of a fixed
 //! length), so no decoded object carries reserved bytes.
 
-use super::schema::{self, AccountSchema, Field, InstructionSchema, Shape, Ty, TypeDef};
+use super::catalog;
+use super::schema::{AccountSchema, Field, InstructionSchema, Shape, Ty, TypeDef};
 use super::{AccountRole, CurtaError, CORE_ERROR_BASE};
 use std::string::String;
 use std::vec::Vec;
@@ -27,14 +28,17 @@ const PROGRAM_DOCS: [&str; 2] = [
 /// The IDL as `idl/curta.json` holds it (two-space indents, a final newline).
 pub fn json() -> String {
     let program = Json::obj([
-        ("accounts", Json::list(schema::ACCOUNTS.iter().map(account))),
+        (
+            "accounts",
+            Json::list(catalog::ACCOUNTS.iter().map(account)),
+        ),
         (
             "instructions",
             Json::list(super::instruction::SCHEMAS.iter().map(instruction)),
         ),
         (
             "definedTypes",
-            Json::list(schema::TYPES.iter().map(|t| defined_type(t))),
+            Json::list(catalog::TYPES.iter().map(|t| defined_type(t))),
         ),
         ("pdas", Json::List(Vec::new())),
         ("errors", Json::List(errors())),

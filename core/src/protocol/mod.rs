@@ -5,7 +5,8 @@
 //! describes the same bytes.
 
 pub use curta_interface::{
-    accounts, callback, config, digest, event, instruction, model, prompt, run, schema, weight,
+    accounts, callback, catalog, config, digest, event, instruction, model, prompt, run, schema,
+    weight,
 };
 pub use curta_interface::{
     chain_step, model_identity, model_identity_parts, section_digest, tag, AccountRole, Address,
