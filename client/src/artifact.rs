@@ -121,32 +121,4 @@ impl Artifact {
     pub fn sha256_hex(&self) -> String {
         String::from_utf8_lossy(&hex(&self.sha256)).into_owned()
     }
-
-    /// Puts an artifact back together from its sections (section zero
-    /// first, which places the others).
-    pub fn from_sections(sections: &[Vec<u8>]) -> Result<Artifact> {
-        let Some(zero) = sections.first() else {
-            bail!("a model without sections");
-        };
-        let m = Metadata::new(zero).map_err(|e| Error::from(e).context("section zero"))?;
-        if m.section_count() != sections.len() {
-            bail!(
-                "section zero lists {} sections, the model {}",
-                m.section_count(),
-                sections.len()
-            );
-        }
-        let mut bytes = vec![0u8; m.artifact_len()];
-        for (i, s) in sections.iter().enumerate() {
-            let (offset, len) = (m.section_offset(i), m.section_len(i));
-            if s.len() != len {
-                bail!(
-                    "section {i} holds {} bytes, section zero says {len}",
-                    s.len()
-                );
-            }
-            bytes[offset..offset + len].copy_from_slice(s);
-        }
-        Artifact::new(bytes)
-    }
 }

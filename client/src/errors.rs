@@ -215,19 +215,8 @@ fn unreachable_rpc(cause: impl fmt::Display) -> String {
     format!("cannot reach the cluster's RPC ({cause}); is the validator running and --url right?")
 }
 
-/// The last lines of a transaction's logs, indented, for an error message.
-pub fn log_tail(logs: &[String]) -> String {
-    if logs.is_empty() {
-        return String::new();
-    }
-    let start = logs.len().saturating_sub(8);
-    let mut out = String::from("\n  program log:");
-    for line in &logs[start..] {
-        out.push_str("\n    ");
-        out.push_str(line);
-    }
-    out
-}
+/// The end of a transaction's logs for an error message, as every client quotes it.
+pub use curta_core::client::errors::log_tail;
 
 #[cfg(test)]
 mod tests {

@@ -7,7 +7,7 @@ use solana_pubkey::Pubkey;
 
 use crate::artifact::Artifact;
 use crate::bail;
-use crate::errors::Result;
+use crate::errors::{Error, Result};
 use crate::instructions::ModelKeys;
 use crate::rpc::Cluster;
 
@@ -40,6 +40,8 @@ pub struct ModelInfo {
     pub bound: u32,
     pub sealed_count: u32,
     pub sections: Vec<SectionInfo>,
+    /// The account's bytes, as read: what the client core's checks take.
+    pub data: Vec<u8>,
 }
 
 impl ModelInfo {
@@ -121,6 +123,7 @@ pub fn parse_model(address: &Pubkey, data: &[u8]) -> Result<ModelInfo> {
         bound: m.bound(),
         sealed_count: m.sealed_count(),
         sections,
+        data: data.to_vec(),
     })
 }
 
@@ -188,26 +191,17 @@ pub async fn fetch_artifact(cluster: &Cluster, model: &ModelInfo) -> Result<Arti
         }
         sections.push(w.bytes().to_vec());
     }
-    Artifact::from_sections(&sections)
+    let sections: Vec<&[u8]> = sections.iter().map(Vec::as_slice).collect();
+    let name = model.keys.model.to_string();
+    Artifact::new(curta_core::client::artifact::assemble(&name, &sections).map_err(Error::new)?)
 }
 
-/// Checks that a local artifact is the model's: the same sections, sealed
-/// with the same digests.
+/// Checks that a local artifact is the model's, by the client core's rule
+/// (`client::artifact::check`): the same sections, flags and
+/// configuration, sealed with the same digests.
 pub fn check_artifact(model: &ModelInfo, artifact: &Artifact) -> Result<()> {
-    let m = artifact.metadata();
-    if m.config != model.config || m.section_count() != model.sections.len() {
-        bail!(
-            "the artifact's configuration is not model {}'s",
-            model.keys.model
-        );
-    }
-    for (i, s) in model.sections.iter().enumerate() {
-        if s.digest != Some(protocol::section_digest(artifact.section(i))) {
-            bail!(
-                "section {i} of the artifact differs from model {}'s sealed section",
-                model.keys.model
-            );
-        }
-    }
-    Ok(())
+    let account =
+        ModelAccount::read(&model.data).map_err(|e| mismatch("model", &model.keys.model, e))?;
+    curta_core::client::artifact::check(&model.keys.model.to_string(), &account, &artifact.bytes)
+        .map_err(Error::new)
 }

@@ -6,6 +6,7 @@
 //! again finds the run already open (or half opened by a process that was
 //! interrupted) instead of paying for a second one.
 
+use curta_core::client::opening::{self, Found, Opening, Step};
 use curta_core::protocol::run::{self, CrankFee};
 use curta_core::protocol::{RunAccount, RUN_TAG};
 use curta_core::state::{Header, StateLayout};
@@ -89,79 +90,73 @@ pub async fn open(
     let run_kp = keys::run(&cluster.payer, &seed);
     let run_key = run_kp.pubkey();
     let payer = cluster.payer_key();
-    let size = curta_core::state_size(model.config, params.prompt.len(), params.max_tokens)?;
-    let len = run::HEADER_LEN + size;
-    let escrow = model
-        .royalty
-        .checked_mul(params.max_tokens as u64)
-        .ok_or_else(|| Error::new("the royalty times max tokens overflows 64 bits".to_string()))?;
-    let rent = cluster.rent(len).await?;
+    let opening = Opening {
+        program: cluster.program_id.as_array(),
+        run: run_key.as_array(),
+        model: model.keys.model.as_array(),
+        opener: payer.as_array(),
+        config: &model.config,
+        royalty: model.royalty,
+        prompt_len: params.prompt.len(),
+        max_tokens: params.max_tokens,
+        crank_deposit: crank.deposit,
+    };
+    let len = opening::account_len(&opening).map_err(Error::new)?;
+    let deposit = opening::deposit(&opening, cluster.rent(len).await?).map_err(Error::new)?;
     let mut out = Opened {
         run: run_key,
         opened_now: true,
         account_len: len,
-        deposit: rent + escrow + crank.deposit,
-        escrow,
+        deposit: deposit.total,
+        escrow: deposit.escrow,
         crank: *crank,
         summary: Summary::default(),
     };
     let p = params.as_run_params();
     let existing = cluster.account(&run_key).await?;
-    // Rent and escrow are locked when the account is created: an account
-    // an interrupted attempt created holds them already.
-    let locks = existing.is_none();
-    let txs = match existing {
-        None => {
-            let create = solana_system_interface::instruction::create_account(
-                &payer,
-                &run_key,
-                out.deposit,
-                len as u64,
-                &cluster.program_id,
-            );
-            packing::open_run_transactions(
-                &cluster.program_id,
-                &model.keys,
-                &run_key,
-                &payer,
-                &payer,
-                (&p, crank),
-                create,
-            )
-        }
-        Some(a) if a.owner != cluster.program_id => {
-            bail!(
-                "{run_key} (this run's address) is held by {}, not the curta program",
-                a.owner
-            )
-        }
-        Some(a) if a.data.starts_with(&RUN_TAG) => {
-            let r = RunAccount::read(&a.data)
-                .map_err(|_| Error::new(format!("{run_key} is damaged")))?;
-            if r.model() != model.keys.model.as_array() || r.opener() != payer.as_array() {
-                bail!("{run_key} is a run of another model or opener");
-            }
+    let held = existing.as_ref().map(|a| Found {
+        owner: a.owner.as_array(),
+        lamports: a.lamports,
+        data: &a.data,
+    });
+    let step = opening::next(&opening, held.as_ref()).map_err(Error::new)?;
+    let txs = match step {
+        Step::Opened => {
             out.opened_now = false;
             return Ok(out);
         }
-        Some(a) if a.data.len() == len && a.data[..run::PROMPT].iter().all(|&b| b == 0) => {
-            // Created by an attempt that stopped before the opening landed.
-            packing::open_created_run_transactions(
-                &cluster.program_id,
-                &model.keys,
+        Step::Create => packing::open_run_transactions(
+            &cluster.program_id,
+            &model.keys,
+            &run_key,
+            &payer,
+            &payer,
+            (&p, crank),
+            solana_system_interface::instruction::create_account(
+                &payer,
                 &run_key,
-                &payer,
-                &payer,
-                (&p, crank),
-            )
-        }
-        Some(_) => bail!("{run_key} (this run's address) holds something else"),
+                deposit.total,
+                len as u64,
+                &cluster.program_id,
+            ),
+        ),
+        Step::Finish => packing::open_created_run_transactions(
+            &cluster.program_id,
+            &model.keys,
+            &run_key,
+            &payer,
+            &payer,
+            (&p, crank),
+        ),
     };
+    // Rent and escrow are locked when the account is created: an account
+    // an interrupted attempt created holds them already.
+    let locks = step.locks();
     let per_signature = cluster.lamports_per_signature().await?;
     let needed = Needed::new()
-        .with("rent", if locks { rent } else { 0 })
-        .with("escrow", if locks { escrow } else { 0 })
-        .with("crank deposit", if locks { crank.deposit } else { 0 })
+        .with("rent", if locks { deposit.rent } else { 0 })
+        .with("escrow", if locks { deposit.escrow } else { 0 })
+        .with("crank deposit", if locks { deposit.crank } else { 0 })
         .with("fees", 2 * per_signature * txs.len() as u64 + fees_after);
     funds::ensure(cluster, "this run", &needed).await?;
     let _leaves_open = crate::interrupt::LeavesOpen::say(format!(
@@ -387,27 +382,26 @@ pub async fn model_of_run(
 
 /// Closes a run, its lamports back to the opener; returns them.
 pub async fn close(cluster: &Cluster, run_key: &Pubkey) -> Result<(u64, Summary)> {
-    let Some(account) = cluster.account(run_key).await? else {
-        bail!(
-            "there is no run account at {run_key} on {} (closed already?)",
-            cluster.url
-        );
-    };
-    let r = RunAccount::read(&account.data)
-        .map_err(|_| Error::new(format!("{run_key} is not an opened run")))?;
-    if r.opener() != cluster.payer_key().as_array() {
-        bail!(
-            "run {run_key} was opened by {}, not the signer: only its opener can close it",
-            Pubkey::new_from_array(*r.opener())
-        );
-    }
+    let account = cluster.account(run_key).await?;
+    let held = account.as_ref().map(|a| Found {
+        owner: a.owner.as_array(),
+        lamports: a.lamports,
+        data: &a.data,
+    });
+    let recovered = opening::close(
+        cluster.program_id.as_array(),
+        run_key.as_array(),
+        cluster.payer_key().as_array(),
+        held.as_ref(),
+    )
+    .map_err(Error::new)?;
     let i = ix::close_run(&cluster.program_id, run_key, &cluster.payer_key());
     let landed = cluster
         .send_and_confirm("closing the run", &[i], &[], true)
         .await?;
     let fee = cluster.lamports_per_signature().await?;
     Ok((
-        account.lamports,
+        recovered,
         Summary {
             transactions: 1,
             fees: fee,

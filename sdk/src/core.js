@@ -111,6 +111,11 @@ export const EXPORTS = Object.freeze([
   'model_identity',
   'write_chunk',
   'open_steps',
+  'open_next',
+  'close_check',
+  'log_tail',
+  'artifact_check',
+  'artifact_assemble',
   'crank_fee_advice',
   'delivery_plan',
 ]);
@@ -609,6 +614,97 @@ export class CoreWasm {
     const { status, reply } = this.callJson(this.exports.open_steps, [version === 'legacy' ? 0 : 1, promptLength, create ? 1 : 0, openerIsPayer ? 1 : 0], []);
     if (status !== 0) throw new RangeError(`open_steps: ${reply.error}`);
     return reply.map((/** @type {any} */ s) => ({ ...s, stage: s.stage && [Number(s.stage[0]), Number(s.stage[1])] }));
+  }
+
+  /**
+   * An opening's sums and next step, as the client core decides them
+   * (`client::opening`): from the model account's bytes and, once the
+   * host has read them, the rent of `accountLength` bytes and the account
+   * at the run's address. Without `rent`, gives `{ accountLength, escrow,
+   * crankDeposit }`; with it, also `rent`, `deposit` (the
+   * `create_account`'s lamports), `step` (`'create'`, `'finish'`: an
+   * interrupted opening's account to stage and open, `'opened'`) and
+   * `locks` (whether the step puts the deposit in). Throws the refusal in
+   * words (an account of another program or kind at the run's address).
+   * @param {Uint8Array} modelData
+   * @param {{ program: string, run: string, model: string, opener: string, promptLength: number, maxTokens: number, crankDeposit: bigint, rent?: bigint }} setup
+   * @param {{ owner: string, data: Uint8Array } | null} [found] the account at the run's address
+   * @returns {{ accountLength: number, escrow: bigint, crankDeposit: bigint, rent?: bigint, deposit?: bigint, step?: 'create' | 'finish' | 'opened', locks?: boolean }}
+   */
+  openNext(modelData, setup, found = null) {
+    const json = { ...setup, runOwner: found?.owner ?? null };
+    const { status, reply } = this.callJson(this.exports.open_next, [], [modelData, found?.data ?? new Uint8Array(0), json]);
+    if (status !== 0) throw new Error(reply.error);
+    const big = (/** @type {string | undefined} */ v) => (v === undefined ? undefined : BigInt(v));
+    return { ...reply, escrow: BigInt(reply.escrow), crankDeposit: BigInt(reply.crankDeposit), rent: big(reply.rent), deposit: big(reply.deposit) };
+  }
+
+  /**
+   * The lamports closing a run returns to its opener, once the client core
+   * has checked that `signer` may close it (`client::opening::close`);
+   * throws the refusal in words (no account, another program's, not an
+   * opened run, another opener).
+   * @param {{ program: string, run: string, signer: string }} setup
+   * @param {{ owner: string, lamports: bigint, data: Uint8Array } | null} found the account at the run's address
+   * @returns {bigint}
+   */
+  closeCheck(setup, found) {
+    const json = { ...setup, runOwner: found?.owner ?? null, runLamports: found?.lamports ?? 0n };
+    const { status, reply } = this.callJson(this.exports.close_check, [], [found?.data ?? new Uint8Array(0), json]);
+    if (status !== 0) throw new Error(reply.error);
+    return BigInt(reply.recovered);
+  }
+
+  /**
+   * Refuses, in the client core's words, an artifact that is not the
+   * model's (`client::artifact::check`): its section count, flags (the
+   * charge table among them), configuration and every section's sealed
+   * digest.
+   * @param {Uint8Array} modelData the model account's bytes
+   * @param {string} model its address, for the words
+   * @param {Uint8Array} artifact
+   */
+  checkArtifact(modelData, model, artifact) {
+    const { status, reply } = this.callJson(this.exports.artifact_check, [], [modelData, artifact, { model }]);
+    if (status !== 0) throw new Error(reply.error);
+  }
+
+  /**
+   * An artifact put back together from its sections in order, section zero
+   * first (`client::artifact::assemble`); throws the refusal in words.
+   * @param {string} model the model's address, for the words
+   * @param {readonly Uint8Array[]} sections
+   * @returns {Uint8Array}
+   */
+  assembleArtifact(model, sections) {
+    const all = new Uint8Array(sections.reduce((n, s) => n + s.length, 0));
+    let at = 0;
+    for (const s of sections) {
+      all.set(s, at);
+      at += s.length;
+    }
+    const setup = { model, sectionLengths: sections.map((s) => s.length) };
+    const copies = [all, new TextEncoder().encode(wireJson(setup))].map((b) => this.copyIn(b));
+    try {
+      const status = this.exports.artifact_assemble(...copies.flatMap((c) => [c.pointer, c.length])) >>> 0;
+      if (status !== 0) throw new Error(this.lastReply().error);
+      return this.view(this.exports.reply_pointer() >>> 0, this.exports.reply_length() >>> 0).slice();
+    } finally {
+      for (const c of copies) c.free();
+    }
+  }
+
+  /**
+   * The end of a transaction's logs as every client quotes it in an error
+   * (the client core's `log_tail`: the last lines under "program log:"),
+   * empty for no logs.
+   * @param {readonly string[]} logs
+   * @returns {string}
+   */
+  logTail(logs) {
+    const { status, reply } = this.callJson(this.exports.log_tail, [], [{ logs }]);
+    if (status !== 0) throw new TypeError(reply.error);
+    return reply.words;
   }
 
   /**

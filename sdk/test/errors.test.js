@@ -238,3 +238,16 @@ test('an address that is not one is refused in the client core words, the CLI’
     '--model "not-an-address" is not a Solana address: "-" is not base58 (an address is 32 to 44 base58 characters, 1-9 and letters but 0, O, I and l, for 32 bytes)',
   );
 });
+
+test('a transaction’s log tail is the client core’s: the last eight lines under "program log:" (core/src/client/errors.rs tests the same)', async () => {
+  const { logTail } = await import('../src/index.js');
+  const c = await core();
+  assert.equal(logTail(c, undefined), '');
+  assert.equal(logTail(c, []), '');
+  const logs = Array.from({ length: 10 }, (_, i) => `line ${i + 1}`);
+  const tail = logTail(c, logs);
+  assert.ok(tail.startsWith('\n  program log:\n    line 3\n    line 4'), tail);
+  assert.ok(tail.endsWith('\n    line 10'), tail);
+  assert.equal(tail.split('\n    ').length - 1, 8);
+  assert.equal(logTail(c, ['only']), '\n  program log:\n    only');
+});

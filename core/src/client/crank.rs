@@ -842,7 +842,7 @@ impl Crank {
         };
         let found = receipt::from_logs(&tx.logs, &self.params.program_id);
         let [receipt] = &found[..] else {
-            let tail = tail(&tx.logs);
+            let tail = super::errors::log_tail(&tx.logs);
             let words = format!(
                 "turn {turn} (transaction {signature}) logged {} receipts, not one{tail}",
                 found.len()
@@ -1233,12 +1233,6 @@ impl Crank {
         }
         Ok(None)
     }
-}
-
-/// The last lines of a transaction's logs, for the words of a stop.
-fn tail(logs: &[String]) -> String {
-    let from = logs.len().saturating_sub(6);
-    logs[from..].iter().map(|l| format!("\n    {l}")).collect()
 }
 
 /// A hash in lowercase hex.

@@ -121,6 +121,25 @@ pub fn custom(code: u32, raiser: Raiser, instruction: u32) -> String {
     }
 }
 
+/// The most log lines an error message quotes: the end of the logs, where
+/// the failing program's last words and the runtime's verdict are.
+pub const LOG_TAIL_LINES: usize = 8;
+
+/// The last `LOG_TAIL_LINES` lines of a transaction's logs, indented under
+/// "program log:", for an error message (nothing for no logs).
+pub fn log_tail<S: AsRef<str>>(logs: &[S]) -> String {
+    if logs.is_empty() {
+        return String::new();
+    }
+    let start = logs.len().saturating_sub(LOG_TAIL_LINES);
+    let mut out = String::from("\n  program log:");
+    for line in &logs[start..] {
+        out.push_str("\n    ");
+        out.push_str(line.as_ref());
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,5 +169,24 @@ mod tests {
         assert_eq!(name(33), None);
         assert_eq!(name(256), None);
         assert!(custom(33, Raiser::Curta, 0).contains("not an error the curta program raises"));
+    }
+
+    #[test]
+    fn a_log_tail_quotes_the_last_eight_lines() {
+        use std::string::ToString;
+        use std::vec::Vec;
+        assert_eq!(log_tail::<&str>(&[]), "");
+        let logs: Vec<String> = (1..=10).map(|i| format!("line {i}")).collect();
+        let tail = log_tail(&logs);
+        assert!(
+            tail.starts_with("\n  program log:\n    line 3\n    line 4"),
+            "{tail}"
+        );
+        assert!(tail.ends_with("\n    line 10"), "{tail}");
+        assert_eq!(tail.matches("\n    ").count(), LOG_TAIL_LINES);
+        assert_eq!(
+            log_tail(&["only".to_string()]),
+            "\n  program log:\n    only"
+        );
     }
 }

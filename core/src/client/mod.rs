@@ -5,6 +5,7 @@
 //!
 //! | Module | Holds |
 //! |---|---|
+//! | `artifact` | Whether a local artifact is a model's; an artifact put back together from its weight accounts' sections |
 //! | `base58`, `base64` | How addresses, signatures and log fields are spelled |
 //! | `params` | Run parameters as people type them: a decimal temperature |
 //! | `errors` | An instruction's custom error in words, by the program that raised it |
@@ -16,10 +17,12 @@
 //! | `crank` | The crank as a state machine: events in, actions out |
 //! | `fleet` | Which open runs a cranker takes (they pay what a turn costs), in its own order |
 //! | `delivery` | A finished run's delivery (`deliver`): its accounts, compute units and fee |
+//! | `opening` | Opening and closing a run as functions of what the chain holds: the next step, the deposit |
 //! | `upload` | An upload as a function of what the chain holds: the next step |
 //! | `quote` | What a run will cost before it is opened |
 //! | `wire` | Just enough JSON; the crank's setup, events, actions and summary and the receipts in it, for hosts across the WebAssembly interface |
 
+pub mod artifact;
 pub mod base58;
 pub mod base64;
 pub mod budget;
@@ -28,6 +31,7 @@ pub mod delivery;
 pub mod errors;
 pub mod fleet;
 pub mod keys;
+pub mod opening;
 pub mod packing;
 pub mod params;
 pub mod quote;

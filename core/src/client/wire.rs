@@ -15,6 +15,7 @@ use super::crank::{
     hex, Action, Event, Options, Params, Status, Stop, Summary, Transaction, TurnRecord,
 };
 use super::keys::{Derivation, RunSeed};
+use super::opening;
 use super::quote::{Prices, Quote};
 use super::receipt::{Difference, Expected, Receipt};
 use super::replay::{Replay, Step};
@@ -651,4 +652,94 @@ pub fn upload_step(step: &upload::Step) -> String {
         upload::Step::SealModel => o.str("step", "sealModel").finish(),
         upload::Step::Done => o.str("step", "done").finish(),
     }
+}
+
+/// An opening's setup (`client::opening`): `{"program", "run", "model",
+/// "opener"` (base58), `"promptLength", "maxTokens", "crankDeposit"`, and
+/// once the host has them, `"rent"` (of `accountLength` bytes) and
+/// `"runOwner"` (the account at the run's address, base58; absent or null:
+/// no account)`}`.
+pub struct OpeningSetup {
+    pub program: Address,
+    pub run: Address,
+    pub model: Address,
+    pub opener: Address,
+    pub prompt_len: usize,
+    pub max_tokens: u32,
+    pub crank_deposit: u64,
+    pub rent: Option<u64>,
+    pub run_owner: Option<Address>,
+}
+
+fn optional<'v>(v: &'v Value, key: &str) -> Option<&'v Value> {
+    v.get(key).filter(|f| !matches!(f, Value::Null))
+}
+
+pub fn opening_setup(v: &Value) -> Result<OpeningSetup, String> {
+    Ok(OpeningSetup {
+        program: address_of(v, "program")?,
+        run: address_of(v, "run")?,
+        model: address_of(v, "model")?,
+        opener: address_of(v, "opener")?,
+        prompt_len: u32_of(v, "promptLength")? as usize,
+        max_tokens: u32_of(v, "maxTokens")?,
+        crank_deposit: u64_of(v, "crankDeposit")?,
+        rent: optional(v, "rent").map(|_| u64_of(v, "rent")).transpose()?,
+        run_owner: optional(v, "runOwner")
+            .map(|_| address_of(v, "runOwner"))
+            .transpose()?,
+    })
+}
+
+/// An opening's sums and, once the rent is known, its next step:
+/// `{"accountLength", "escrow", "crankDeposit"}`, with `"rent", "deposit"`
+/// (what `create_account` gives), `"step"` (`"create"`, `"finish"` or
+/// `"opened"`) and `"locks"` (whether the step puts the deposit in).
+pub fn opening(
+    account_len: usize,
+    escrow: u64,
+    crank: u64,
+    next: Option<(opening::Deposit, opening::Step)>,
+) -> String {
+    let o = Object::default()
+        .num("accountLength", account_len as u64)
+        .big("escrow", escrow)
+        .big("crankDeposit", crank);
+    let Some((d, step)) = next else {
+        return o.finish();
+    };
+    let name = match step {
+        opening::Step::Create => "create",
+        opening::Step::Finish => "finish",
+        opening::Step::Opened => "opened",
+    };
+    o.big("rent", d.rent)
+        .big("deposit", d.total)
+        .str("step", name)
+        .bool("locks", step.locks())
+        .finish()
+}
+
+/// A closing's setup: `{"program", "run", "signer"`, `"runOwner"` and
+/// `"runLamports"` (the account at the run's address; absent or null: no
+/// account)`}`.
+pub struct ClosingSetup {
+    pub program: Address,
+    pub run: Address,
+    pub signer: Address,
+    /// The account's owner and lamports.
+    pub held: Option<(Address, u64)>,
+}
+
+pub fn closing_setup(v: &Value) -> Result<ClosingSetup, String> {
+    let held = match optional(v, "runOwner") {
+        None => None,
+        Some(_) => Some((address_of(v, "runOwner")?, u64_of(v, "runLamports")?)),
+    };
+    Ok(ClosingSetup {
+        program: address_of(v, "program")?,
+        run: address_of(v, "run")?,
+        signer: address_of(v, "signer")?,
+        held,
+    })
 }

@@ -16,6 +16,8 @@
 //! - `crank_free(handle)`.
 //! - `receipts(logs, logs_length)`: `{"programId", "logs"}` in, the turn
 //!   receipts that program's own invocation logged out, as an array.
+//! - `log_tail(logs, logs_length)`: `{"logs"}` in, `{"words"}` out: the end
+//!   of a transaction's logs as every client quotes it in an error.
 //! - `crank_fee_advice(turn_fee, priced_by_cluster)`: the crank fee to
 //!   offer and its basis in words (`client::budget`).
 //! - `decimal_q16(text, text_length)`: a decimal temperature with 16
@@ -49,6 +51,15 @@
 //!   `model_identity(address, data, data_length, output)`: the section
 //!   digest and the model identity (`protocol`), 32 bytes at `output`; an
 //!   error number, no JSON.
+//! - `open_next(model, model_length, run, run_length, setup,
+//!   setup_length)`: an opening's sums, then its next step, from what the
+//!   chain holds (`client::opening`); `close_check(run, run_length, setup,
+//!   setup_length)`: whether the signer may close a run, and what it returns.
+//! - `artifact_check(model, model_length, artifact, artifact_length, setup,
+//!   setup_length)`: whether an artifact is a model's; `artifact_assemble(
+//!   sections, sections_length, setup, setup_length)`: the artifact from
+//!   its weight accounts' sections, as the reply's bytes
+//!   (`client::artifact`).
 //! - `delivery_plan(data, data_length)`: a finished run's delivery
 //!   (`client::delivery`): `{"refund", "program", "accounts", "computeUnits",
 //!   "fee"}`, or 1 and `{"error", "reason"}`.
@@ -360,6 +371,204 @@ pub unsafe extern "C" fn upload_next(
     match upload::next(&u, model, &weights) {
         Ok(step) => {
             reply(wire::upload_step(&step));
+            0
+        }
+        Err(words) => error(&words),
+    }
+}
+
+/// An opening's sums and next step (`client::opening`) from the model
+/// account's bytes, the bytes at the run's address (empty when there is no
+/// account) and the JSON `setup` (`wire::opening_setup`): without `"rent"`,
+/// the sums and the account's length (whose rent the host then reads);
+/// with it, the deposit and the step too. Returns 0 and `wire::opening`'s
+/// JSON, or 1 and `{"error": words}`.
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn open_next(
+    model: usize,
+    model_length: usize,
+    run: usize,
+    run_length: usize,
+    setup: usize,
+    setup_length: usize,
+) -> u32 {
+    use crate::client::opening::{self, Found, Opening};
+    // SAFETY (every block below): the contract of the export; the buffers
+    // are only read.
+    let setup = match unsafe { document(setup, setup_length) }.and_then(|v| wire::opening_setup(&v))
+    {
+        Ok(s) => s,
+        Err(words) => return error(&words),
+    };
+    let regions = (
+        Region::new(model, model_length, Error::InvalidFormat),
+        Region::new(run, run_length, Error::InvalidFormat),
+    );
+    let (model, run) = match regions {
+        (Ok(m), Ok(r)) => unsafe { (m.bytes(), r.bytes()) },
+        _ => return error("a buffer is outside the module's memory"),
+    };
+    let Ok(account) = protocol::ModelAccount::read(model) else {
+        return error(&format!(
+            "{} is not a model account",
+            base58::encode(&setup.model)
+        ));
+    };
+    let config = match account.config() {
+        Ok(c) => c,
+        Err(e) => return error(&format!("the model's configuration does not check ({e})")),
+    };
+    let o = Opening {
+        program: &setup.program,
+        run: &setup.run,
+        model: &setup.model,
+        opener: &setup.opener,
+        config: &config,
+        royalty: account.royalty(),
+        prompt_len: setup.prompt_len,
+        max_tokens: setup.max_tokens,
+        crank_deposit: setup.crank_deposit,
+    };
+    let sums = opening::deposit(&o, setup.rent.unwrap_or(0));
+    let next = match (sums, setup.rent) {
+        (Err(words), _) => return error(&words),
+        (Ok(d), None) => (d, None),
+        (Ok(d), Some(_)) => {
+            let held = setup.run_owner.as_ref().map(|owner| Found {
+                owner,
+                lamports: 0,
+                data: run,
+            });
+            match opening::next(&o, held.as_ref()) {
+                Ok(step) => (d, Some((d, step))),
+                Err(words) => return error(&words),
+            }
+        }
+    };
+    let (d, next) = next;
+    reply(wire::opening(d.account_len, d.escrow, d.crank, next));
+    0
+}
+
+/// Whether the signer may close the run (`client::opening::close`), from
+/// the bytes at its address and the JSON `setup` (`wire::closing_setup`).
+/// Returns 0 and `{"recovered"}` (the lamports closing returns), or 1 and
+/// `{"error": words}`.
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn close_check(
+    run: usize,
+    run_length: usize,
+    setup: usize,
+    setup_length: usize,
+) -> u32 {
+    use crate::client::opening::{close, Found};
+    // SAFETY (both blocks): the contract of the export; the buffers are only read.
+    let setup = match unsafe { document(setup, setup_length) }.and_then(|v| wire::closing_setup(&v))
+    {
+        Ok(s) => s,
+        Err(words) => return error(&words),
+    };
+    let data = match Region::new(run, run_length, Error::InvalidFormat) {
+        Ok(r) => unsafe { r.bytes() },
+        Err(_) => return error("the run's data is outside the module's memory"),
+    };
+    let held = setup.held.as_ref().map(|(owner, lamports)| Found {
+        owner,
+        lamports: *lamports,
+        data,
+    });
+    match close(&setup.program, &setup.run, &setup.signer, held.as_ref()) {
+        Ok(recovered) => {
+            reply(Object::default().big("recovered", recovered).finish());
+            0
+        }
+        Err(words) => error(&words),
+    }
+}
+
+/// Whether an artifact is a model's (`client::artifact::check`): the model
+/// account's bytes, the artifact, and `{"model"}` (its address, for the
+/// words). Returns 0 and `{}`, or 1 and `{"error": words}`.
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn artifact_check(
+    model: usize,
+    model_length: usize,
+    artifact: usize,
+    artifact_length: usize,
+    setup: usize,
+    setup_length: usize,
+) -> u32 {
+    // SAFETY (every block below): the contract of the export; the buffers
+    // are only read.
+    let name = match unsafe { document(setup, setup_length) } {
+        Ok(v) => match v.get("model").and_then(Value::as_str) {
+            Some(name) => name.to_string(),
+            None => return error("artifact_check takes {\"model\": string}"),
+        },
+        Err(words) => return error(&words),
+    };
+    let regions = (
+        Region::new(model, model_length, Error::InvalidFormat),
+        Region::new(artifact, artifact_length, Error::InvalidFormat),
+    );
+    let (model, artifact) = match regions {
+        (Ok(m), Ok(a)) => unsafe { (m.bytes(), a.bytes()) },
+        _ => return error("a buffer is outside the module's memory"),
+    };
+    let Ok(account) = protocol::ModelAccount::read(model) else {
+        return error(&format!("{name} is not a model account"));
+    };
+    match crate::client::artifact::check(&name, &account, artifact) {
+        Ok(()) => {
+            reply("{}".to_string());
+            0
+        }
+        Err(words) => error(&words),
+    }
+}
+
+/// An artifact from its sections (`client::artifact::assemble`): the
+/// sections' bytes one after another and `{"model", "sectionLengths"}`.
+/// Returns 0 with the artifact as the reply's bytes (not JSON), or 1 and
+/// `{"error": words}`.
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn artifact_assemble(
+    sections: usize,
+    sections_length: usize,
+    setup: usize,
+    setup_length: usize,
+) -> u32 {
+    // SAFETY (both blocks): the contract of the export; the buffers are only read.
+    let v = match unsafe { document(setup, setup_length) } {
+        Ok(v) => v,
+        Err(words) => return error(&words),
+    };
+    let name = v.get("model").and_then(Value::as_str);
+    let lengths: Option<Vec<usize>> = v
+        .get("sectionLengths")
+        .and_then(Value::as_array)
+        .and_then(|a| a.iter().map(|n| n.as_u64().map(|n| n as usize)).collect());
+    let (Some(name), Some(lengths)) = (name, lengths) else {
+        return error("artifact_assemble takes {\"model\": string, \"sectionLengths\": [number]}");
+    };
+    let bytes = match Region::new(sections, sections_length, Error::InvalidFormat) {
+        Ok(r) => unsafe { r.bytes() },
+        Err(_) => return error("the sections are outside the module's memory"),
+    };
+    if lengths.iter().sum::<usize>() != bytes.len() {
+        return error("sectionLengths do not add up to the sections' bytes");
+    }
+    let mut at = 0;
+    let parts: Vec<&[u8]> = lengths
+        .iter()
+        .map(|&n| {
+            at += n;
+            &bytes[at - n..at]
+        })
+        .collect();
+    match crate::client::artifact::assemble(name, &parts) {
+        Ok(artifact) => {
+            *REPLY.lock().unwrap_or_else(|e| e.into_inner()) = artifact;
             0
         }
         Err(words) => error(&words),
@@ -756,6 +965,28 @@ pub unsafe extern "C" fn receipts(logs: usize, logs_length: usize) -> u32 {
     let lines: Vec<&str> = lines.iter().filter_map(Value::as_str).collect();
     let found = receipt::from_logs(&lines, program);
     reply(json::array(found.iter().map(wire::receipt)));
+    0
+}
+
+/// The end of a transaction's logs as every client quotes it in an error
+/// (`client::errors::log_tail`): `{"logs": [string]}` in, `{"words"}` out
+/// (empty for no logs). Returns 0, or 1 with `{"error": words}`.
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn log_tail(logs: usize, logs_length: usize) -> u32 {
+    // SAFETY: the contract of the export.
+    let v = match unsafe { document(logs, logs_length) } {
+        Ok(v) => v,
+        Err(words) => return error(&words),
+    };
+    let Some(lines) = v.get("logs").and_then(Value::as_array) else {
+        return error("log_tail takes {\"logs\": [string]}");
+    };
+    let lines: Vec<&str> = lines.iter().filter_map(Value::as_str).collect();
+    reply(
+        Object::default()
+            .str("words", &errors::log_tail(&lines))
+            .finish(),
+    );
     0
 }
 

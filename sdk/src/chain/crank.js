@@ -254,7 +254,7 @@ export async function crankRun(client, runAddress, options = {}) {
               fee: info?.fee ?? 0n,
               custom: curtas ? custom.code : null,
               words: describeTransactionError(client.core, status.err, { programId: client.programId, programs }),
-              logTail: logTail(info?.logs),
+              logTail: logTail(client.core, info?.logs),
             });
           }
         }

@@ -10,8 +10,8 @@ import * as generated from '../generated-js/errors/curta.js';
 
 /**
  * The curta program's errors by code, with the names the IDL gives them
- * (the generated `CURTA_ERROR__STALE_TURN` is `StaleTurn`): codes 1 to 27
- * the program's own, 256 + n core error n.
+ * (the generated `CURTA_ERROR__STALE_TURN` is `StaleTurn`): the program's
+ * own below 256 (`docs/program.md`, "Errors"), 256 + n core error n.
  * @type {Readonly<Record<number, string>>}
  */
 export const PROGRAM_ERRORS = Object.freeze(
@@ -132,10 +132,11 @@ export function describeTransactionError(core, err, where) {
 const bigintJson = (_, v) => (typeof v === 'bigint' ? v.toString() : v);
 
 /**
- * The last log lines, for an error message.
- * @param {string[] | null | undefined} logs
+ * The end of a transaction's logs for an error message, as every client
+ * quotes it (the client core's rule).
+ * @param {import('../core.js').CoreWasm} core
+ * @param {readonly string[] | null | undefined} logs
  */
-export function logTail(logs) {
-  if (!logs?.length) return '';
-  return `\n  log: ${logs.slice(-6).join('\n       ')}`;
+export function logTail(core, logs) {
+  return core.logTail(logs ?? []);
 }

@@ -33,6 +33,7 @@ export {
   STALE_TURN,
   customCode,
   describeTransactionError,
+  logTail,
   transactionError,
   programErrorMessage,
   programErrorName,

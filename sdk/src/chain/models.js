@@ -4,9 +4,8 @@
 
 import { getAddressEncoder } from '@solana/kit';
 
-import { SECTION_COUNT_OFFSET, SECTION_ENTRY_LEN, SECTION_TABLE, chargesOf, readFlags, readSectionTable } from '../format.js';
 import { MODEL_STATUS } from './accounts.js';
-import { dataView, equalBytes, hex } from './bytes.js';
+import { equalBytes, hex } from './bytes.js';
 import { requireCore } from './client.js';
 import { fetchWeight } from './fetch.js';
 import { sectionDigest } from './upload.js';
@@ -38,28 +37,15 @@ export function checkModelIdentity(core, model) {
 }
 
 /**
- * Checks an artifact against a model's flags (its charge table among them)
- * and sealed section digests.
+ * Checks that an artifact is a model's, by the client core's rule (the
+ * CLI's too): the same sections, flags (the charge table among them) and
+ * configuration, each section sealed with its digest.
  * @param {import('../core.js').CoreWasm} core
  * @param {Awaited<ReturnType<typeof import('./fetch.js').fetchModel>>} model
  * @param {Uint8Array} artifact
  */
 export function checkArtifact(core, model, artifact) {
-  const { sections } = readSectionTable(artifact);
-  if (sections.length !== model.sectionCount) {
-    throw new Error(`the artifact has ${sections.length} sections, model ${model.address} ${model.sectionCount}`);
-  }
-  const flags = readFlags(artifact);
-  if (flags !== model.flags) {
-    throw new Error(
-      `the artifact's flags are ${flags} (the ${chargesOf(flags)} charge table), model ${model.address}'s ${model.flags} (the ${model.charges} table): not its artifact`,
-    );
-  }
-  for (let i = 0; i < sections.length; i++) {
-    const s = model.sections[i];
-    const d = sectionDigest(core, artifact.subarray(sections[i].offset, sections[i].offset + sections[i].length));
-    if (!s.digest || !equalBytes(d, s.digest)) throw new Error(`section ${i} of the artifact is not model ${model.address}'s (its digest differs)`);
-  }
+  core.checkArtifact(model.data, model.address, artifact);
 }
 
 /**
@@ -82,15 +68,5 @@ export async function fetchArtifact(client, model) {
       return section;
     }),
   );
-  // Section zero's table gives each section's offset in the file (it is
-  // the file's start, so the table cannot be checked against the whole yet).
-  const dv = dataView(bytes[0]);
-  if (dv.getUint32(SECTION_COUNT_OFFSET, true) !== bytes.length) {
-    throw new Error(`section zero of model ${model.address} lists another section count than the model's ${bytes.length}`);
-  }
-  const offsets = bytes.map((_, i) => Number(dv.getBigUint64(SECTION_TABLE + SECTION_ENTRY_LEN * i, true)));
-  const artifact = new Uint8Array(Math.max(...bytes.map((b, i) => offsets[i] + b.length)));
-  bytes.forEach((b, i) => artifact.set(b, offsets[i]));
-  readSectionTable(artifact); // every entry inside the file
-  return artifact;
+  return core.assembleArtifact(model.address, bytes);
 }

@@ -8,7 +8,6 @@ import { generateKeyPairSigner } from '@solana/kit';
 import { getSetComputeUnitLimitInstruction, getSetComputeUnitPriceInstruction } from '@solana-program/compute-budget';
 import { getCreateAccountInstruction } from '@solana-program/system';
 
-import { RUN_HEADER_LEN } from './accounts.js';
 import { requireCore } from './client.js';
 import { fromBase64 } from './bytes.js';
 import { fetchConfig, fetchModel } from './fetch.js';
@@ -70,9 +69,17 @@ export async function quoteRun(client, modelAddress, params, options = {}) {
   let artifact = options.artifact;
   if (artifact) checkArtifact(core, model, artifact);
   else artifact = await fetchArtifact(client, model);
-  const accountLength = RUN_HEADER_LEN + core.stateSize(model.configBytes, p.prompt.length, p.maxTokens);
-  // The opening's transactions, sized with a stand-in run key.
+  // The opening's account and transactions, sized with a stand-in run key.
   const standIn = await generateKeyPairSigner();
+  const { accountLength } = core.openNext(model.data, {
+    program: client.programId,
+    run: standIn.address,
+    model: modelAddress,
+    opener: client.payer.address,
+    promptLength: p.prompt.length,
+    maxTokens: p.maxTokens,
+    crankDeposit: 0n,
+  });
   const create = getCreateAccountInstruction({ payer: client.payer, newAccount: standIn, lamports: 1, space: accountLength, programAddress: client.programId });
   const keys = { config: model.config, model: modelAddress, royalty: model.royalty, identity: model.identity };
   const open = openTransactions(client, keys, standIn, p, { fee: 0n, deposit: 0n }, create);

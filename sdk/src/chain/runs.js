@@ -11,7 +11,6 @@ import { getCreateAccountInstruction, getTransferSolInstruction } from '@solana-
 
 import { optionsQ16, promptBytes } from '../core.js';
 import { readStateInfo } from '../format.js';
-import { ACCOUNT_TAGS, RUN_HEADER_LEN } from './accounts.js';
 import { requireCore, requireSecret } from './client.js';
 import { fetchModel, fetchRawAccount, fetchRunAccount, fetchWeight } from './fetch.js';
 import * as ix from './instructions.js';
@@ -23,8 +22,6 @@ import { addLanded, emptySummary, sendAndConfirm, settle } from './transactions.
 
 /** The longest prompt a run takes, in bytes. */
 export const MAX_PROMPT_BYTES = 1024;
-/** Where a staged prompt lies in a run account not yet opened (docs/program.md). */
-const STAGED_PROMPT_OFFSET = RUN_HEADER_LEN + 128;
 
 /**
  * Run parameters.
@@ -140,42 +137,30 @@ export async function openRun(client, modelAddress, params, options = {}) {
   const zero = model.sections[0].weight ? (await fetchWeight(client, model.sections[0].weight)).bytes : null;
   const p = runParams(core, params, model, zero);
   const run = await runSigner(core, secret, { model: modelAddress, ...p });
-  const length = RUN_HEADER_LEN + core.stateSize(model.configBytes, p.prompt.length, p.maxTokens);
-  const escrow = model.royalty * BigInt(p.maxTokens);
-  const rent = await rentFor(client, length);
   const fee = BigInt(params.crankFee ?? 0);
   const crank = fee > 0n ? { fee, deposit: (await quoteRun(client, modelAddress, params, { artifact: options.artifact })).crankDeposit } : { fee: 0n, deposit: 0n };
+  const setup = { program: client.programId, run: run.address, model: modelAddress, opener: client.payer.address, promptLength: p.prompt.length, maxTokens: p.maxTokens, crankDeposit: crank.deposit };
+  const { accountLength } = core.openNext(model.data, setup);
+  const rent = await rentFor(client, accountLength);
+  const found = await fetchRawAccount(client, run.address);
+  const next = core.openNext(model.data, { ...setup, rent }, found);
+  const deposit = /** @type {bigint} */ (next.deposit);
   const funder = options.funder ?? client.payer;
   const sender = options.funder ? { ...client, payer: options.funder } : client;
   const summary = emptySummary();
   /** @type {Opened} */
-  const out = { run: run.address, openedNow: true, accountLength: length, deposit: rent + escrow + crank.deposit, escrow, crank, transactions: 0, summary };
+  const out = { run: run.address, openedNow: next.step !== 'opened', accountLength, deposit, escrow: next.escrow, crank, transactions: 0, summary };
+  if (next.step === 'opened') return out;
   const keys = { config: model.config, model: modelAddress, royalty: model.royalty, identity: model.identity };
-  const existing = await fetchRawAccount(client, run.address);
   let txs;
-  if (!existing) {
-    const create = getCreateAccountInstruction({
-      payer: funder,
-      newAccount: run,
-      lamports: out.deposit,
-      space: length,
-      programAddress: client.programId,
-    });
+  if (next.step === 'create') {
+    const create = getCreateAccountInstruction({ payer: funder, newAccount: run, lamports: deposit, space: accountLength, programAddress: client.programId });
     txs = openTransactions(client, keys, run, p, crank, create, !options.funder);
     if (options.fundOpener) txs[0].unshift(getTransferSolInstruction({ source: funder, destination: client.payer.address, amount: options.fundOpener }));
-  } else if (existing.owner !== client.programId) {
-    throw new Error(`${run.address} (this run's address) is held by ${existing.owner}, not the curta program`);
-  } else if (String.fromCharCode(...existing.data.subarray(0, 8)) === ACCOUNT_TAGS.run) {
-    const r = await fetchRunAccount(client, run.address);
-    if (r.model !== modelAddress || r.opener !== client.payer.address) throw new Error(`${run.address} is a run of another model or opener`);
-    out.openedNow = false;
-    return out;
-  } else if (existing.data.length === length && existing.data.subarray(0, STAGED_PROMPT_OFFSET).every((b) => b === 0)) {
+  } else {
     // Created by an attempt that stopped before the opening landed: stage
     // again from the start (the same bytes to the same place) and open.
     txs = openTransactions(client, keys, run, p, crank, null, !options.funder);
-  } else {
-    throw new Error(`${run.address} (this run's address) holds something else`);
   }
   for (let i = 0; i < txs.length; i++) {
     const l = await sendAndConfirm(sender, i + 1 === txs.length ? 'opening the run' : 'staging the prompt', txs[i]);
@@ -216,12 +201,12 @@ export async function fetchRun(client, address) {
  * @returns {Promise<{ recovered: bigint, signature: string, fee: bigint }>}
  */
 export async function closeRun(client, address) {
-  const r = await fetchRunAccount(client, address);
-  if (r.opener !== client.payer.address) {
-    throw new Error(`run ${address} was opened by ${r.opener}, not the signer ${client.payer.address}: only its opener can close it`);
-  }
+  const core = requireCore(client, 'closeRun');
+  await settle(client);
+  const found = await fetchRawAccount(client, address);
+  const recovered = core.closeCheck({ program: client.programId, run: address, signer: client.payer.address }, found);
   const l = await sendAndConfirm(client, 'closing the run', [ix.closeRun(client.programId, { run: /** @type {any} */ (address), opener: client.payer })]);
-  return { recovered: r.lamports, signature: l.signature, fee: l.fee };
+  return { recovered, signature: l.signature, fee: l.fee };
 }
 
 /**

@@ -266,7 +266,7 @@ export async function failure(client, what, tx, err) {
   const info = await fetchTransaction(client, tx.signature).catch(() => null);
   const c = err?.InstructionError?.[1]?.Custom;
   const { words, name } = transactionError(client.core, err, { programId: client.programId, programs: tx.programs });
-  return new CurtaTransactionError(`${what} failed: ${words} (transaction ${tx.signature})${logTail(info?.logs)}`, {
+  return new CurtaTransactionError(`${what} failed: ${words} (transaction ${tx.signature})${logTail(client.core, info?.logs)}`, {
     signature: tx.signature,
     code: c === undefined ? undefined : Number(c),
     programName: name ?? undefined,

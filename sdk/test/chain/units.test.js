@@ -1,6 +1,6 @@
 // The chain client's pieces that need no cluster: derived keys (pinned to
 // the Rust client's), receipts from log lines, the chunks an upload still
-// writes, errors in words, the opening's packing.
+// writes, errors in words, the opening's packing and its steps.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -24,7 +24,7 @@ import {
   transactionSize,
   weightSigner,
 } from '../../src/index.js';
-import { getTurnReceiptEncoder } from '../../src/generated-js/index.js';
+import { getModelEncoder, getRunEncoder, getTurnReceiptEncoder } from '../../src/generated-js/index.js';
 import * as ix from '../../src/chain/instructions.js';
 
 const core = await loadCore(readFileSync(process.env.CURTA_WASM ?? new URL('../../../target/wasm/curta_core.wasm', import.meta.url)));
@@ -159,4 +159,62 @@ test('a prompt is staged when the create-and-open transaction cannot hold it (72
     }
     assert.deepEqual(rebuilt, prompt);
   }
+});
+
+// The stories260K shape: one layer section and one output section.
+const STORIES260K = { dim: 64, hiddenDim: 172, nLayers: 5, nHeads: 8, nKvHeads: 4, vocabSize: 512, seqLen: 512 };
+const modelData = (royalty) =>
+  new Uint8Array(
+    getModelEncoder().encode({
+      config: addr(9), owner: addr(9), royalty, modelConfig: STORIES260K, sectionCount: 3, status: 1, flags: 1,
+      boundCount: 3, sealedCount: 3, identity: new Uint8Array(32).fill(9),
+      sections: Array.from({ length: 3 }, () => ({ weightAccount: addr(9), length: 0n, digest: new Uint8Array(32) })),
+    }),
+  );
+const runData = (model, opener, length) =>
+  new Uint8Array(
+    getRunEncoder().encode({
+      model, opener, royalty: 10n, deposited: 120n, escrow: 120n, paid: 0n, modelIdentity: new Uint8Array(32).fill(9),
+      crankFee: 0n, crankDeposited: 0n, crankPaid: 0n, tokensAt: 0, textAt: 0, seed: 0n, allowance: 1_350_000, callbackAt: 0,
+      deliveryFee: 0n, state: new Uint8Array(length - 256),
+    }),
+  );
+
+test('an opening takes its sums and next step from the client core (core/src/client/opening.rs tests the same cases)', () => {
+  const setup = { program: addr(1), run: addr(2), model: addr(3), opener: addr(4), promptLength: 16, maxTokens: 12, crankDeposit: 500n };
+  const model = modelData(10n);
+  const sums = core.openNext(model, setup);
+  assert.deepEqual(sums, { accountLength: 256 + 48_048, escrow: 120n, crankDeposit: 500n, rent: undefined, deposit: undefined });
+  const next = (found) => core.openNext(model, { ...setup, rent: 1_000n }, found);
+  assert.deepEqual(next(null), { ...sums, rent: 1_000n, deposit: 1_620n, step: 'create', locks: true });
+  const created = new Uint8Array(sums.accountLength);
+  assert.equal(next({ owner: addr(1), data: created }).step, 'finish');
+  const staged = created.slice();
+  staged.set([97, 98, 99], 256 + 128);
+  assert.equal(next({ owner: addr(1), data: staged }).step, 'finish');
+  assert.deepEqual(next({ owner: addr(1), data: runData(addr(3), addr(4), sums.accountLength) }), { ...sums, rent: 1_000n, deposit: 1_620n, step: 'opened', locks: false });
+  assert.throws(() => next({ owner: addr(5), data: created }), { message: `${addr(2)} (this run's address) is held by ${addr(5)}, not the curta program` });
+  for (const other of [runData(addr(8), addr(4), sums.accountLength), runData(addr(3), addr(8), sums.accountLength)]) {
+    assert.throws(() => next({ owner: addr(1), data: other }), { message: `${addr(2)} is a run of another model or opener` });
+  }
+  assert.throws(() => next({ owner: addr(1), data: runData(addr(3), addr(4), sums.accountLength).subarray(0, 100) }), { message: `${addr(2)} is damaged` });
+  const stray = created.slice();
+  stray[256 + 127] = 1;
+  for (const other of [created.subarray(1), stray]) {
+    assert.throws(() => next({ owner: addr(1), data: other }), { message: `${addr(2)} (this run's address) holds something else` });
+  }
+  assert.throws(() => core.openNext(modelData(1n << 63n), setup), { message: 'the royalty times max tokens overflows 64 bits' });
+  assert.throws(() => core.openNext(new Uint8Array(10), setup), { message: `${addr(3)} is not a model account` });
+});
+
+test('only a run’s opener closes it, as the client core checks (core/src/client/opening.rs)', () => {
+  const setup = { program: addr(1), run: addr(2), signer: addr(4) };
+  const data = runData(addr(3), addr(4), 256 + 48_048);
+  assert.equal(core.closeCheck(setup, { owner: addr(1), lamports: 9_999n, data }), 9_999n);
+  assert.throws(() => core.closeCheck(setup, null), { message: `there is no run account at ${addr(2)} (closed already?)` });
+  assert.throws(() => core.closeCheck(setup, { owner: addr(6), lamports: 1n, data }), { message: `${addr(2)} is not an account of the curta program ${addr(1)}` });
+  assert.throws(() => core.closeCheck({ ...setup, signer: addr(8) }, { owner: addr(1), lamports: 1n, data }), {
+    message: `run ${addr(2)} was opened by ${addr(4)}, not the signer ${addr(8)}: only its opener can close it`,
+  });
+  assert.throws(() => core.closeCheck(setup, { owner: addr(1), lamports: 1n, data: new Uint8Array(400) }), { message: `${addr(2)} is not an opened run` });
 });
