@@ -150,7 +150,7 @@ fields! {
     MODEL_CONFIG = 80, "modelConfig", bytes 28 as Ty::Defined(&MODEL_CONFIG_TYPE), model_config, set_model_config,
         "The model's configuration.";
     SECTION_COUNT = 108, "sectionCount", count, section_count, set_section_count,
-        "Section count (`format.md`: layer sections + 2).";
+        "Section count (`format.md`, \"Sections\": section zero, the layer sections and the output sections).";
     STATUS = 112, "status", u32 as Ty::Defined(&MODEL_STATUS_TYPE), status, set_status,
         "Status: 0 writing, 1 sealed, 2 retired.";
     FLAGS = 116, "flags", u32, flags, set_flags,

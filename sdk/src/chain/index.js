@@ -19,6 +19,7 @@ export { fetchConfig, fetchModel, fetchRawAccount, fetchRunAccount, fetchWeight 
 export { DEFAULT_ALLOWANCE, MIN_ALLOWANCE, closeConfig, initConfig, setAllowance } from './config.js';
 export { artifactToUpload, describeArtifact, quoteUpload, sectionDigest, uploadModel } from './upload.js';
 export { checkArtifact, checkModelIdentity, fetchArtifact, modelIdentity } from './models.js';
+export { curtaProgramAt, isCurtaErrorAt } from './program.js';
 export { MAX_PROMPT_BYTES, closeRun, fetchRun, openRun, openTransactions, reclaim, runAccountSigner, runParams } from './runs.js';
 export { quoteRun } from './quote.js';
 export { CurtaReplayMismatch, crankRun, firstDifference } from './crank.js';

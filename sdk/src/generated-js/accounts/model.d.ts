@@ -21,7 +21,7 @@ export type Model = {
     royalty: bigint;
     /** The model's configuration. */
     modelConfig: ModelConfig;
-    /** Section count (`format.md`: layer sections + 2). */
+    /** Section count (`format.md`, "Sections": section zero, the layer sections and the output sections). */
     sectionCount: number;
     /** Status: 0 writing, 1 sealed, 2 retired. */
     status: ModelStatus;
@@ -45,7 +45,7 @@ export type ModelArgs = {
     royalty: number | bigint;
     /** The model's configuration. */
     modelConfig: ModelConfigArgs;
-    /** Section count (`format.md`: layer sections + 2). */
+    /** Section count (`format.md`, "Sections": section zero, the layer sections and the output sections). */
     sectionCount: number;
     /** Status: 0 writing, 1 sealed, 2 retired. */
     status: ModelStatusArgs;
