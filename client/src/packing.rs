@@ -81,7 +81,9 @@ pub fn open_created_run_transactions(
     open_transactions(program_id, keys, run, opener, payer, terms, None)
 }
 
-fn open_transactions(
+/// `open_run_transactions` with the creation (`Some`), or
+/// `open_created_run_transactions` without it (`None`).
+pub fn open_transactions(
     program_id: &Pubkey,
     keys: &ModelKeys,
     run: &Pubkey,

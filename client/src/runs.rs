@@ -120,35 +120,30 @@ pub async fn open(
         data: &a.data,
     });
     let step = opening::next(&opening, held.as_ref()).map_err(Error::new)?;
-    let txs = match step {
-        Step::Opened => {
-            out.opened_now = false;
-            return Ok(out);
-        }
-        Step::Create => packing::open_run_transactions(
-            &cluster.program_id,
-            &model.keys,
+    if step == Step::Opened {
+        out.opened_now = false;
+        return Ok(out);
+    }
+    // Create the account, or finish opening the one an interrupted attempt
+    // created.
+    let create = step.locks().then(|| {
+        solana_system_interface::instruction::create_account(
+            &payer,
             &run_key,
-            &payer,
-            &payer,
-            (&p, crank),
-            solana_system_interface::instruction::create_account(
-                &payer,
-                &run_key,
-                deposit.total,
-                len as u64,
-                &cluster.program_id,
-            ),
-        ),
-        Step::Finish => packing::open_created_run_transactions(
+            deposit.total,
+            len as u64,
             &cluster.program_id,
-            &model.keys,
-            &run_key,
-            &payer,
-            &payer,
-            (&p, crank),
-        ),
-    };
+        )
+    });
+    let txs = packing::open_transactions(
+        &cluster.program_id,
+        &model.keys,
+        &run_key,
+        &payer,
+        &payer,
+        (&p, crank),
+        create,
+    );
     // Rent and escrow are locked when the account is created: an account
     // an interrupted attempt created holds them already.
     let locks = step.locks();
