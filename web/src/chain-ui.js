@@ -27,7 +27,7 @@ import {
   sendAndConfirm,
   uploadModel,
 } from '@curta/sdk';
-import { $, formatNumber, letPaint, setFacts, setProgress, setStatus } from './dom.js';
+import { $, formatNumber, letPaint, setFacts, setProgress, setStatus, showTab } from './dom.js';
 import { airdrop, checkCluster, sol } from './cluster.js';
 import { indexedDbJournal } from './journal-idb.js';
 import { drawUnits } from './plot.js';
@@ -154,9 +154,16 @@ export function setupChain(page) {
     });
   });
 
+  // "Stop and send back" is there while a session key holds a run.
+  const showGiveBack = (/** @type {import('./session-key.js').SessionRecord | null | undefined} */ s) => {
+    $('give-back').hidden = !s || s.phase === 'done';
+  };
+  addEventListener('curta-session', (e) => showGiveBack(/** @type {CustomEvent} */ (e).detail));
+
   // A session left by an earlier load: resume it (nothing is paid twice:
   // the run account and every transaction in flight are found again).
   void savedSession().then((s) => {
+    showGiveBack(s);
     if (s && s.phase !== 'done') {
       // A mark that stays, for whoever watches the page (its tests): the
       // status line moves on within milliseconds when little is left.
@@ -318,10 +325,11 @@ async function loadModel(page, address) {
       ['owner', model.owner],
       ['config', `${model.config} (admin ${config.admin}, allowance ${formatNumber(config.allowance)} CU per turn)`],
       ['royalty', `${formatNumber(model.royalty)} lamports per token`],
-      ['sections', String(model.sections.length)],
+      ['sections', formatNumber(model.sections.length)],
     ],
   );
   /** @type {HTMLInputElement} */ ($('model-address')).value = address;
+  showTab('address');
 }
 
 /**
@@ -367,7 +375,7 @@ async function upload(page) {
     },
   });
   const seconds = (performance.now() - started) / 1000;
-  setProgress('upload-progress', 1, `uploaded: ${uploaded.summary.transactions} transactions, ${sol(uploaded.summary.fees)} in fees, ${seconds.toFixed(1)} s`);
+  setProgress('upload-progress', 1, `uploaded: ${formatNumber(uploaded.summary.transactions)} transactions, ${sol(uploaded.summary.fees)} in fees, ${seconds.toFixed(1)} s`);
   await showBalance();
   await loadModel(page, uploaded.model);
 }
@@ -430,7 +438,7 @@ async function showQuote(client, model, input) {
     throw new Error(`The prompt is ${formatNumber(input.prompt.length)} bytes long; the limit is ${formatNumber(MAX_PROMPT_BYTES)} bytes (UTF-8).`);
   }
   if (input.maxTokens > model.shape.seqLen) {
-    throw new Error(`Max tokens ${input.maxTokens} is past the model's context of ${model.shape.seqLen} tokens.`);
+    throw new Error(`Max tokens ${formatNumber(input.maxTokens)} is past the model's context of ${formatNumber(model.shape.seqLen)} tokens.`);
   }
   setStatus('Quoting…');
   const crankers = crankersWanted();
@@ -440,10 +448,14 @@ async function showQuote(client, model, input) {
   if (crankFee > 0n) q = await quoteRun(client, model.address, { ...runParamsOf(input), crankFee }, { artifact });
   const fund = fundingFor(q, await keyRent(client), crankers);
   setFacts('quote-info', [
-    ['turns', `${q.turns} (${q.tokens} tokens)`],
-    ['transactions', `${q.transactions} (${q.openTransactions} to open, ${q.turns} turns, 1 to close)`],
+    ['turns', `${formatNumber(q.turns)} (${formatNumber(q.tokens)} tokens)`],
+    ['transactions', `${formatNumber(q.transactions)} (${formatNumber(q.openTransactions)} to open, ${formatNumber(q.turns)} turns, 1 to close)`],
     ['compute units', `${formatNumber(q.cuRequested)} asked (${formatNumber(q.cuEstimated)} planned, at most ${formatNumber(q.cuLimitMax)} a turn)`],
-    ['fees', `${sol(q.fees)} (${sol(q.baseFees)} base, ${sol(q.priorityFees)} priority)`],
+    // Left to crankers, the turns' fees are theirs (the crank fee repays
+    // them): the wallet pays only what it approves below.
+    crankers
+      ? ['fees', `the ${formatNumber(q.turns)} turns' are the crankers', repaid by the crank fee; the opening's and the close's are in what you approve`]
+      : ['fees', `${sol(q.fees)} (${sol(q.baseFees)} base, ${sol(q.priorityFees)} priority)`],
     ['rent that comes back', sol(q.rent)],
     ['royalty', `${sol(q.royaltyPaid)} (${formatNumber(q.royalty)} lamports a token; escrow ${sol(q.escrow)}, the rest comes back)`],
     [
@@ -592,6 +604,10 @@ async function resume(page, session) {
   /** @type {HTMLInputElement} */ ($('max-tokens')).value = String(session.run.maxTokens);
   /** @type {HTMLInputElement} */ ($('temperature')).value = session.run.temperature;
   /** @type {HTMLInputElement} */ ($('seed')).value = session.run.seed;
+  // The run's mode as it was chosen: left to crankers when it pays them.
+  const crankFee = session.crankFee ?? '0';
+  /** @type {HTMLInputElement} */ ($('let-crankers')).checked = crankFee !== '0';
+  /** @type {HTMLInputElement} */ ($('crank-fee')).value = crankFee !== '0' ? crankFee : '';
   await connectCluster();
   setStatus('Resuming: the transactions the last visit left in flight land first, or expire (up to about a minute)…');
   // The SDK settles a client's journal before its first read; loadModel's reads then find it settled.
@@ -765,7 +781,7 @@ async function workUntilStopped(page, session, w) {
       $('output-text').textContent = text;
       if (clicked !== null) lastTokenSeconds = (performance.now() - clicked) / 1000;
     }
-    setProgress('run-progress', landed / quoted, `${landed} of ${quoted} turns landed`);
+    setProgress('run-progress', landed / quoted, `${formatNumber(landed)} of ${formatNumber(quoted)} turns landed`);
     facts();
   };
   if (crankFee > 0n) {
@@ -805,7 +821,7 @@ async function workUntilStopped(page, session, w) {
       });
     }
     facts();
-    setProgress('run-progress', landed / quoted, `${landed} of ${quoted} turns landed`);
+    setProgress('run-progress', landed / quoted, `${formatNumber(landed)} of ${formatNumber(quoted)} turns landed`);
     setStatus('The session key cranks the run; each turn is checked against the module’s replay as it lands.');
     try {
       if (before) await crankRun(client, runAddress, {
@@ -846,7 +862,7 @@ async function workUntilStopped(page, session, w) {
   facts();
   const final = await client.rpc.getBalance(/** @type {any} */ (session.owner), { commitment: 'confirmed' }).send();
   void showBalance().catch(() => {});
-  const how = signal.aborted ? `Stopped on chain after ${landed} of ${quoted} turns, all verified; the run is closed` : `Done on chain: ${landed} turns, all verified`;
+  const how = signal.aborted ? `Stopped on chain after ${formatNumber(landed)} of ${formatNumber(quoted)} turns, all verified; the run is closed` : `Done on chain: ${formatNumber(landed)} turns, all verified`;
   setStatus(`${how}; ${sol(back.sent)} sent back to ${session.owner} (now ${sol(final.value)}).`);
   document.body.dataset.chainDone = signal.aborted ? 'stopped' : 'true';
 }
@@ -918,7 +934,7 @@ async function verifyLanded(client, runAddress, params, o) {
       addTurn(r.turns, `MISMATCH at turn ${r.turns}: ${d.field}`, 'mismatch');
       throw new Error(`Turn ${r.turns} does not match the module's replay: its ${d.field} is ${d.receipt} on chain, ${d.replay} in the replay.`);
     }
-    const by = o.earlier ? ' (before the reload)' : ` (sent by a cranker, paid ${r.crankPaid} lamports)`;
+    const by = o.earlier ? ' (before the reload)' : ` (sent by a cranker, paid ${formatNumber(r.crankPaid)} lamports)`;
     addTurn(r.turns, `turn ${r.turns}${by}: ${formatNumber(Number(r.computeUnits))} CU, receipt equals the replay`, 'verified');
     o.onReceipt(r);
     if (r.turns >= o.upTo) break;

@@ -103,3 +103,13 @@ export function bringIntoView(el) {
 export function formatNumber(n) {
   return typeof n === 'bigint' ? n.toLocaleString('en-US') : Number(n).toLocaleString('en-US');
 }
+
+/**
+ * Selects the model panel's tab `name` (its button and its panel): what
+ * a click does, and what the page does when a model comes from elsewhere.
+ * @param {string} name `artifact`, `checkpoint` or `address`
+ */
+export function showTab(name) {
+  for (const t of document.querySelectorAll('.tabs button')) t.setAttribute('aria-selected', String(/** @type {HTMLElement} */ (t).dataset.tab === name));
+  for (const panel of document.querySelectorAll('.tab')) /** @type {HTMLElement} */ (panel).hidden = /** @type {HTMLElement} */ (panel).dataset.tab !== name;
+}

@@ -1,6 +1,6 @@
 // The page: pick a model, type a prompt, run it here or on chain.
 import { MAX_PROMPT_BYTES, chargesOf, decodeConfig, loadCore, readFlags } from '@curta/sdk';
-import { $, bringIntoView, clearError, failProgress, formatNumber, setFacts, setProgress, setStatus, showError } from './dom.js';
+import { $, bringIntoView, clearError, failProgress, formatNumber, setFacts, setProgress, setStatus, showError, showTab } from './dom.js';
 import { convertInWorker, formatBytes, readFile } from './files.js';
 import { runOffline, tokensPerSecond } from './offline.js';
 import { conversionInWords, inWords, outOfModuleMemory, refusedInput, tooBigToConvert, tooBigToRun } from './words.js';
@@ -90,7 +90,7 @@ export function setModel(model, extra = []) {
   setFacts('model-info', [
     ['model', model.name],
     ['shape', `dim ${c.dim}, hidden ${c.hiddenDim}, ${c.nLayers} layers, ${c.nHeads} heads (${c.nKvHeads} kv), vocabulary ${c.vocabSize}`],
-    ['context', `${c.seqLen} tokens`],
+    ['context', `${formatNumber(c.seqLen)} tokens`],
     ['charges', CHARGES_WORDS[model.charges]],
     ...(model.artifact ? /** @type {Array<[string,string]>} */ ([['artifact', formatBytes(model.artifact.length)]]) : []),
     ...extra,
@@ -116,11 +116,7 @@ function chargesOfArtifact(artifact) {
 
 // Tabs of the model panel.
 for (const tab of document.querySelectorAll('.tabs button')) {
-  tab.addEventListener('click', () => {
-    const name = /** @type {HTMLElement} */ (tab).dataset.tab;
-    for (const t of document.querySelectorAll('.tabs button')) t.setAttribute('aria-selected', String(t === tab));
-    for (const panel of document.querySelectorAll('.tab')) /** @type {HTMLElement} */ (panel).hidden = /** @type {HTMLElement} */ (panel).dataset.tab !== name;
-  });
+  tab.addEventListener('click', () => showTab(/** @type {string} */ (/** @type {HTMLElement} */ (tab).dataset.tab)));
 }
 
 /** @param {string} what */
@@ -244,12 +240,12 @@ $('run-offline').addEventListener('click', () =>
     }
     show(result);
     if (result.stopped) {
-      setStatus(`Stopped in this browser after ${result.generated} tokens in ${result.turns} turns.`);
+      setStatus(`Stopped in this browser after ${formatNumber(result.generated)} tokens in ${formatNumber(result.turns)} turns.`);
       document.body.dataset.offlineDone = 'stopped';
       return;
     }
     setFacts('run-stats', [...offlineFacts(result), ['state sha256', String(result.sha256)]]);
-    setStatus(`Done in this browser: ${result.generated} tokens in ${result.turns} turns.`);
+    setStatus(`Done in this browser: ${formatNumber(result.generated)} tokens in ${formatNumber(result.turns)} turns.`);
     document.body.dataset.offlineDone = 'true';
   }),
 );

@@ -28,6 +28,15 @@ const KEY = 'session';
  * @property {string} [fees] lamports paid in fees before the turns: the funding, then the opening too (decimal)
  */
 
+/**
+ * Tells the page that the session began, moved on or ended: a
+ * `curta-session` event whose `detail` is the record, or null.
+ * @param {SessionRecord | null} record
+ */
+function told(record) {
+  globalThis.dispatchEvent?.(new CustomEvent('curta-session', { detail: record }));
+}
+
 /** The session left by an earlier page load, if any. @returns {Promise<SessionRecord | undefined>} */
 export async function savedSession() {
   return getItem(KEY);
@@ -41,6 +50,7 @@ export async function savedSession() {
 export async function newSession(what) {
   const record = { ...what, seed: crypto.getRandomValues(new Uint8Array(32)), phase: /** @type {const} */ ('created') };
   await setItem(KEY, record);
+  told(record);
   return record;
 }
 
@@ -51,12 +61,14 @@ export async function newSession(what) {
 export async function updateSession(record, change) {
   Object.assign(record, change);
   await setItem(KEY, record);
+  told(record);
   return record;
 }
 
 /** Forgets the session once its lamports are back with the wallet. */
 export async function endSession() {
   await removeItem(KEY);
+  told(null);
 }
 
 /** @param {SessionRecord} record */

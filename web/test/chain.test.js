@@ -458,8 +458,8 @@ test('on chain: "Stop and send back" stops a run mid-way; everything but the fee
     const error = page.locator('#error');
     if (await error.isVisible()) throw new Error(`the page shows an error: ${await error.innerText()}`);
     const status = await page.locator('#status').innerText();
-    assert.match(status, /^Stopped on chain after \d+ of \d+ turns, all verified; the run is closed;/);
-    const landed = Number(/after (\d+) of/.exec(status)?.[1]);
+    assert.match(status, /^Stopped on chain after [\d,]+ of [\d,]+ turns, all verified; the run is closed;/);
+    const landed = Number(/after ([\d,]+) of/.exec(status)?.[1].replace(/,/g, ''));
     assert.ok(landed >= 3 && landed < 400, status);
     assert.equal(await page.locator('#turns li.mismatch').count(), 0);
     assert.equal(wallet.state.signed - signedBefore, 1, 'stopping asks the wallet for nothing');
