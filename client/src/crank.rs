@@ -203,7 +203,7 @@ pub async fn context(
         royalty: r.royalty(),
         crank: CrankFee {
             fee: r.crank_fee(),
-            deposit: r.crank_deposited(),
+            deposit: r.crank_deposit(),
         },
         state: r.state().to_vec(),
         model,
@@ -230,7 +230,7 @@ pub async fn machine(cluster: &Cluster, ctx: &RunContext, opts: Options) -> Resu
         model: ctx.model.keys.model.to_bytes(),
         royalty: ctx.royalty,
         crank_fee: ctx.crank.fee,
-        crank_deposited: ctx.crank.deposit,
+        crank_deposit: ctx.crank.deposit,
         owner: ctx.model.keys.owner.to_bytes(),
         payer: cluster.payer_key().to_string(),
         keep: cluster.rent(0).await?,

@@ -287,7 +287,7 @@ impl ModelKeys {
                 .map(|i| Pubkey::new_from_array(*m.section_address(i)))
                 .collect(),
             royalty: m.royalty(),
-            identity: *m.identity(),
+            identity: *m.model_identity(),
         }
     }
 

@@ -235,7 +235,7 @@ pub async fn show(cluster: &Cluster, run_key: &Pubkey) -> Result<(RunView, Model
         paid: r.paid(),
         crank: CrankFee {
             fee: r.crank_fee(),
-            deposit: r.crank_deposited(),
+            deposit: r.crank_deposit(),
         },
         crank_paid: r.crank_paid(),
         prompt: state[layout.prompt..layout.prompt + h.prompt_len as usize].to_vec(),

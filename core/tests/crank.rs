@@ -45,7 +45,7 @@ fn run_params() -> RunParams<'static> {
 }
 
 const CRANK_FEE: u64 = 2_000;
-const CRANK_DEPOSITED: u64 = 5_000;
+const CRANK_DEPOSIT: u64 = 5_000;
 
 /// Every state of the run, from the first to the complete one.
 fn states(artifact: &[u8], start: &[u8]) -> Vec<StateBuffer> {
@@ -195,7 +195,7 @@ impl Chain {
             text_len: a.text_len,
             crank_paid: curta_core::protocol::run::crank_payment(
                 CRANK_FEE,
-                CRANK_DEPOSITED,
+                CRANK_DEPOSIT,
                 l.turn - 1,
             ),
         }
@@ -391,7 +391,7 @@ fn scenario_with(
         .big("royalty", 1_000)
         // A deposit that runs out part way: the receipts then pay less.
         .big("crankFee", CRANK_FEE)
-        .big("crankDeposited", CRANK_DEPOSITED)
+        .big("crankDeposit", CRANK_DEPOSIT)
         .str("owner", &base58::encode(&[6; 32]))
         .str("payer", &base58::encode(&[5; 32]))
         .big("keep", KEEP)
@@ -488,7 +488,7 @@ fn the_models_owner_is_not_paid_to_crank() {
             .str("model", &base58::encode(&[9; 32]))
             .big("royalty", 1_000)
             .big("crankFee", CRANK_FEE)
-            .big("crankDeposited", deposit)
+            .big("crankDeposit", deposit)
             .str("owner", &payer)
             .str("payer", &payer)
             .big("keep", KEEP)
@@ -502,7 +502,7 @@ fn the_models_owner_is_not_paid_to_crank() {
         let r = replay(&artifact, &start, ALLOWANCE).unwrap();
         Crank::new(config, r, setup(deposit)).next(Event::Start)
     };
-    match crank(CRANK_DEPOSITED) {
+    match crank(CRANK_DEPOSIT) {
         Action::Stop(s) => {
             assert_eq!(s.kind, StopKind::Refused);
             assert!(

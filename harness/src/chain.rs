@@ -627,7 +627,7 @@ pub fn preloaded_run(
         royalty: 0,
         deposited: 0,
         crank_fee: 0,
-        crank_deposited: 0,
+        crank_deposit: 0,
         tokens_at: (run::HEADER_LEN + layout.output_tokens) as u32,
         text_at: (run::HEADER_LEN + layout.output_text) as u32,
         seed: h.seed,
@@ -687,7 +687,7 @@ pub fn preloaded_model(
     writer.set_sealed_count(count as u32);
     writer.set_status(model::SEALED);
     keys.identity = protocol::model_identity(keys.model.as_array(), &model_data);
-    ModelAccountMut(&mut model_data).set_identity(&keys.identity);
+    ModelAccountMut(&mut model_data).set_model_identity(&keys.identity);
     out.push((keys.model, program_account(model_data)));
     (keys, out)
 }

@@ -690,10 +690,10 @@ async fn a_model_created_again_at_its_address_never_turns_an_older_run() {
     let data = e.chain.data(&keys.model).await;
     let sealed = ModelAccount::read(&data).unwrap();
     assert_eq!(
-        sealed.identity(),
+        sealed.model_identity(),
         &protocol::model_identity(keys.model.as_array(), &data)
     );
-    assert_eq!(keys.identity, *sealed.identity());
+    assert_eq!(keys.identity, *sealed.model_identity());
 
     // A victim opens a run, and it turns once.
     e.keys = keys.clone();

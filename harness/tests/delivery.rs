@@ -364,7 +364,7 @@ async fn close_gets_everything(e: &mut Env, run_key: &Pubkey, size: usize) {
     let r = RunAccount::read(&data).unwrap();
     let held = e.chain.lamports(run_key).await;
     let rent = e.chain.rent(size).await;
-    let unspent = r.escrow() + (r.crank_deposited() - r.crank_paid()) + r.delivery_fee();
+    let unspent = r.escrow() + (r.crank_deposit() - r.crank_paid()) + r.delivery_fee();
     assert_eq!(
         held,
         rent + unspent,

@@ -604,7 +604,7 @@ async fn a_runs_allowance_is_fixed_at_opening() {
     let data = e.chain.data(&run_key).await;
     let r = protocol::RunAccount(&data);
     assert_eq!(
-        (r.crank_paid(), r.crank_deposited()),
+        (r.crank_paid(), r.crank_deposit()),
         (FEE * turns, FEE * turns)
     );
     assert_eq!(r.state(), &quoted.final_state[..]);

@@ -544,7 +544,7 @@ async fn a_story_requested_cranked_and_fulfilled() {
     assert_eq!(run_account.opener(), q.request.as_array());
     assert_eq!(run_account.model_identity(), &keys.identity);
     assert_eq!(run_account.crank_fee(), CRANK_FEE);
-    assert_eq!(run_account.crank_deposited(), CRANK_FEE * q.turns);
+    assert_eq!(run_account.crank_deposit(), CRANK_FEE * q.turns);
     println!(
         "request: transaction {} compute units, the storyteller {} (of which Curta's open_run by CPI {}); \
          the request's bump {} ({} tries); run account {} bytes, {} turns to crank",

@@ -57,7 +57,7 @@ mod tests {
         let data: std::vec::Vec<u8> = (0..model::len(3)).map(|i| i as u8).collect();
         let id = model_identity(&[1; 32], &data);
         let mut written = data.clone();
-        ModelAccountMut(&mut written).set_identity(&id);
+        ModelAccountMut(&mut written).set_model_identity(&id);
         assert_eq!(model_identity(&[1; 32], &written), id);
         assert_ne!(model_identity(&[2; 32], &data), id);
         for at in (0..data.len()).filter(|a| !(model::IDENTITY..model::IDENTITY + 32).contains(a)) {

@@ -149,7 +149,7 @@ mod tests {
             royalty: 4,
             deposited: 5,
             crank_fee: 6,
-            crank_deposited: 7,
+            crank_deposit: 7,
             tokens_at: 8,
             text_at: 9,
             seed: 10,
@@ -190,7 +190,7 @@ mod tests {
                 (4, 5, 5, 0)
             );
             assert_eq!(
-                (v.crank_fee(), v.crank_deposited(), v.crank_paid()),
+                (v.crank_fee(), v.crank_deposit(), v.crank_paid()),
                 (6, 7, 0)
             );
             assert_eq!((v.tokens_at(), v.text_at()), (8, 9));

@@ -159,7 +159,7 @@ fields! {
         "Weight accounts bound.";
     SEALED_COUNT = 124, "sealedCount", u32, sealed_count, set_sealed_count,
         "Sections sealed.";
-    IDENTITY = 128, "identity", address as Ty::Bytes(32), identity, set_identity,
+    IDENTITY = 128, "modelIdentity", address as Ty::Bytes(32), model_identity, set_model_identity,
         "The model's identity (`model_identity`); zero until `sealModel` writes it.";
     @rest [Field {
         at: HEADER_LEN,

@@ -67,7 +67,7 @@ impl<'a> RunAccount<'a> {
     /// deposit when that is less.
     #[inline(always)]
     pub fn next_crank_payment(&self) -> u64 {
-        let left = self.crank_deposited().saturating_sub(self.crank_paid());
+        let left = self.crank_deposit().saturating_sub(self.crank_paid());
         self.crank_fee().min(left)
     }
     /// Where the state ends: at the callback record, or the data's end
@@ -248,7 +248,7 @@ pub struct RunInit<'a> {
     /// The escrow: royalty times max tokens.
     pub deposited: u64,
     pub crank_fee: u64,
-    pub crank_deposited: u64,
+    pub crank_deposit: u64,
     /// Account offsets of the output token ids and text (`TOKENS_AT`).
     pub tokens_at: u32,
     pub text_at: u32,
@@ -276,7 +276,7 @@ impl<'a> RunAccountMut<'a> {
         self.set_escrow(r.deposited);
         self.set_model_identity(r.model_identity);
         self.set_crank_fee(r.crank_fee);
-        self.set_crank_deposited(r.crank_deposited);
+        self.set_crank_deposit(r.crank_deposit);
         self.set_tokens_at(r.tokens_at);
         self.set_text_at(r.text_at);
         self.set_seed(r.seed);
@@ -329,10 +329,10 @@ fields! {
         "The identity of the model the run was opened on; every turn requires the same.";
     CRANK_FEE = 136, "crankFee", u64, crank_fee, set_crank_fee,
         "Lamports paid to each turn's sender (its cranker), fixed at opening; 0: none.";
-    CRANK_DEPOSITED = 144, "crankDeposited", u64, crank_deposited, set_crank_deposited,
+    CRANK_DEPOSIT = 144, "crankDeposit", u64, crank_deposit, set_crank_deposit,
         "Lamports deposited at opening for crank fees.";
     CRANK_PAID = 152, "crankPaid", u64, crank_paid, set_crank_paid,
-        "Crank fees paid so far (at most crankDeposited; what is left returns at closing).";
+        "Crank fees paid so far (at most crankDeposit; what is left returns at closing).";
     TOKENS_AT = 160, "tokensAt", u32, tokens_at, set_tokens_at,
         "Account offset of the generated token ids (u32 each; state field `generated` of them).";
     TEXT_AT = 164, "textAt", u32, text_at, set_text_at,

@@ -23,7 +23,7 @@ function sealed(c, artifact) {
   const data = getModelEncoder().encode({
     config: addr(1), owner: addr(2), royalty: 0n, modelConfig: decodeConfig(artifact.subarray(16, 44)),
     sectionCount: sections.length, status: 1, flags: readFlags(artifact), boundCount: sections.length,
-    sealedCount: sections.length, identity: new Uint8Array(32),
+    sealedCount: sections.length, modelIdentity: new Uint8Array(32),
     sections: sections.map((s) => ({ weightAccount: addr(9), length: BigInt(s.length), digest: c.sectionDigest(s) })),
   });
   return { address: MODEL, data: new Uint8Array(data) };

@@ -926,7 +926,7 @@ async function verifyLanded(client, runAddress, params, o) {
     seed: params.seed,
     allowance: o.allowance,
   });
-  const terms = { royalty: model.royalty, crankFee: o.crank.fee, crankDeposited: o.crank.deposit };
+  const terms = { royalty: model.royalty, crankFee: o.crank.fee, crankDeposit: o.crank.deposit };
   for await (const r of followRun(client, runAddress, { signal: o.signal })) {
     const diffs = receiptDifferences(/** @type {any} */ (client.core), r, replay.steps[r.turns - 1], { run: runAddress, model: model.address, ...terms });
     if (diffs.length > 0) {

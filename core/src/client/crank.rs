@@ -118,7 +118,7 @@ pub struct Params {
     pub royalty: u64,
     /// The run's crank fee and deposit: what each turn pays its sender.
     pub crank_fee: u64,
-    pub crank_deposited: u64,
+    pub crank_deposit: u64,
     /// The model's owner, who cannot be paid a crank fee.
     pub owner: Address,
     /// The fee payer (in base58, for the words of `OutOfFunds`).
@@ -519,7 +519,7 @@ impl Crank {
             ..Summary::default()
         };
         let following = params.options.follow_first;
-        let due = run::crank_payment(params.crank_fee, params.crank_deposited, turns_before);
+        let due = run::crank_payment(params.crank_fee, params.crank_deposit, turns_before);
         let stopped = (due > 0 && base58::encode(&params.owner) == params.payer).then(|| {
             let words = format!(
                 "run {} pays its crankers {due} lamports a turn, which the model's owner (the \
@@ -854,7 +854,7 @@ impl Crank {
             model: self.params.model,
             royalty: self.params.royalty,
             crank_fee: self.params.crank_fee,
-            crank_deposited: self.params.crank_deposited,
+            crank_deposit: self.params.crank_deposit,
         };
         let diffs = receipt::differences(receipt, step, &expected);
         if let Some(first) = diffs.first() {

@@ -205,7 +205,7 @@ mod tests {
             royalty: 10,
             deposited: 120,
             crank_fee: 0,
-            crank_deposited: 0,
+            crank_deposit: 0,
             tokens_at: 0,
             text_at: 0,
             seed: 0,

@@ -110,7 +110,7 @@ pub struct Expected {
     pub model: Address,
     pub royalty: u64,
     pub crank_fee: u64,
-    pub crank_deposited: u64,
+    pub crank_deposit: u64,
 }
 
 fn quoted(text: &[u8]) -> String {
@@ -126,7 +126,7 @@ pub fn differences(receipt: &Receipt, step: &Step, expected: &Expected) -> Vec<D
         .saturating_mul(step.generated_this_turn as u64);
     let crank_paid = run::crank_payment(
         expected.crank_fee,
-        expected.crank_deposited,
+        expected.crank_deposit,
         step.turns_before,
     );
     let fields: [(&'static str, String, String); 12] = [
@@ -280,12 +280,12 @@ mod tests {
             model: [2; 32],
             royalty: 1_000,
             crank_fee: 3_000,
-            crank_deposited: 20_000,
+            crank_deposit: 20_000,
         };
         assert_eq!(differences(&r, &s, &expected), []);
         // Six turns took 18,000 of the deposit: the seventh pays the rest.
         let spent = Expected {
-            crank_deposited: 17_000,
+            crank_deposit: 17_000,
             ..expected
         };
         assert_eq!(

@@ -118,7 +118,7 @@ pub fn camel(snake: &str) -> String {
 /// `allowance`, its config's at opening: not the config's now).
 ///
 /// `{"programId", "run", "model", "owner", "payer"}` (base58), `"royalty"`,
-/// `"crankFee"`, `"crankDeposited"`, `"keep"`, `"lamportsPerSignature"`
+/// `"crankFee"`, `"crankDeposit"`, `"keep"`, `"lamportsPerSignature"`
 /// (u64), and optionally `"allowance"`, the run's
 /// (1,350,000 by default), `"window"` (32), `"cuLimit"` (`"uniform"`,
 /// `"exact"` or a number) and `"priorityRamp"` (true).
@@ -133,7 +133,7 @@ pub fn params(v: &Value) -> Result<(Params, u32), String> {
         model: address_of(v, "model")?,
         royalty: u64_of(v, "royalty")?,
         crank_fee: u64_of(v, "crankFee")?,
-        crank_deposited: u64_of(v, "crankDeposited")?,
+        crank_deposit: u64_of(v, "crankDeposit")?,
         owner: address_of(v, "owner")?,
         payer: str_of(v, "payer")?.to_string(),
         keep: u64_of(v, "keep")?,
@@ -556,7 +556,7 @@ pub fn step_of(v: &Value) -> Result<Step, String> {
 }
 
 /// `{"receipt", "step", "run", "model", "royalty", "crankFee",
-/// "crankDeposited"}`: a receipt, the replay's step of its turn, and what
+/// "crankDeposit"}`: a receipt, the replay's step of its turn, and what
 /// else it must say.
 pub fn receipt_check(v: &Value) -> Result<(Receipt, Step, Expected), String> {
     let expected = Expected {
@@ -564,7 +564,7 @@ pub fn receipt_check(v: &Value) -> Result<(Receipt, Step, Expected), String> {
         model: address_of(v, "model")?,
         royalty: u64_of(v, "royalty")?,
         crank_fee: u64_of(v, "crankFee")?,
-        crank_deposited: u64_of(v, "crankDeposited")?,
+        crank_deposit: u64_of(v, "crankDeposit")?,
     };
     Ok((
         receipt_of(field(v, "receipt")?)?,

@@ -127,7 +127,7 @@ export async function requestStory(client, o) {
   const data = encodeRequest({
     ...p,
     royalty: model.royalty,
-    modelIdentity: model.identity,
+    modelIdentity: model.modelIdentity,
     crankFee,
     crankDeposit,
     deliveryFee,

@@ -390,7 +390,11 @@ impl Ledger {
                     self.check_sealed_model(k);
                 }
                 if from != model::WRITING {
-                    assert_eq!(m.identity(), after.identity(), "model {k}'s seal changed");
+                    assert_eq!(
+                        m.model_identity(),
+                        after.model_identity(),
+                        "model {k}'s seal changed"
+                    );
                     for i in 0..m.section_count() {
                         assert!(
                             m.section_digest(i) == after.section_digest(i)
@@ -409,8 +413,8 @@ impl Ledger {
                 );
                 assert_eq!(r.model_identity(), after.model_identity());
                 assert_eq!(
-                    (r.crank_fee(), r.crank_deposited()),
-                    (after.crank_fee(), after.crank_deposited()),
+                    (r.crank_fee(), r.crank_deposit()),
+                    (after.crank_fee(), after.crank_deposit()),
                     "run {k}'s crank terms changed"
                 );
                 if r.state() != after.state() {
@@ -419,7 +423,7 @@ impl Ledger {
                     let m = self.index_of(r.model()).expect("a turned run's model");
                     let m = ModelAccount::read(&self.accounts[m].data).expect("a model");
                     assert_eq!(
-                        m.identity(),
+                        m.model_identity(),
                         r.model_identity(),
                         "run {k} turned on another model"
                     );
@@ -446,12 +450,12 @@ impl Ledger {
                     "run {k}: paid + escrow != deposited"
                 );
                 assert!(
-                    r.crank_paid() <= r.crank_deposited(),
+                    r.crank_paid() <= r.crank_deposit(),
                     "run {k} paid its crankers more than their deposit"
                 );
                 // The escrow and the deposit's rest are lamports the run
                 // holds beyond its rent.
-                let left = r.crank_deposited() - r.crank_paid();
+                let left = r.crank_deposit() - r.crank_paid();
                 assert!(
                     b.lamports as u128
                         >= rent(b.data.len()) as u128 + r.escrow() as u128 + left as u128,
@@ -466,7 +470,7 @@ impl Ledger {
     fn check_sealed_model(&self, k: usize) {
         let m = ModelAccount::read(&self.accounts[k].data).unwrap();
         assert_eq!(
-            m.identity(),
+            m.model_identity(),
             &model_identity(&key(k), m.0),
             "model {k}'s identity"
         );
@@ -778,7 +782,7 @@ fn open(l: &mut Ledger, s: &mut Source) {
             Ok(a) => (
                 l.index_of(a.config_account()),
                 a.royalty(),
-                *a.identity(),
+                *a.model_identity(),
                 Config::read(a.model_config()).ok(),
             ),
             Err(_) => (None, 0, [0; 32], None),

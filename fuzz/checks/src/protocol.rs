@@ -215,8 +215,11 @@ fn read_all(data: &mut [u8], s: &mut Source) {
         w.set_status(s.u32());
         w.set_bound(s.u32());
         w.set_sealed_count(s.u32());
-        w.set_identity(&key);
-        assert_eq!(ModelAccount::read(data).map(|m| *m.identity()), Ok(key));
+        w.set_model_identity(&key);
+        assert_eq!(
+            ModelAccount::read(data).map(|m| *m.model_identity()),
+            Ok(key)
+        );
         let mut w = ModelAccountMut(data);
         if count > 0 {
             let i = s.below(count);
@@ -248,7 +251,7 @@ fn read_all(data: &mut [u8], s: &mut Source) {
             royalty: s.u64(),
             deposited: escrow,
             crank_fee: s.u64(),
-            crank_deposited: s.u64(),
+            crank_deposit: s.u64(),
             tokens_at: s.u32(),
             text_at: s.u32(),
             seed: s.u64(),

@@ -449,7 +449,7 @@ fn main() {
         m.set_status(model::SEALED);
     }
     let model_identity = protocol::model_identity(&model_key.to_bytes(), &model_data);
-    ModelAccountMut(&mut model_data).set_identity(&model_identity);
+    ModelAccountMut(&mut model_data).set_model_identity(&model_identity);
     let model_vector = json!({
         "kind": "model",
         "address": addr(&model_key),
@@ -463,7 +463,7 @@ fn main() {
             "flags": mp.flags,
             "boundCount": sections,
             "sealedCount": sections,
-            "identity": hex(&model_identity),
+            "modelIdentity": hex(&model_identity),
             "sections": entries,
         },
         "data": hex(&model_data),
@@ -502,7 +502,7 @@ fn main() {
             royalty: 1_000,
             deposited: 20_000,
             crank_fee: 5_000,
-            crank_deposited: 100_000,
+            crank_deposit: 100_000,
             tokens_at: 0x0203_0405,
             text_at: 0x0607_0809,
             seed: 0x0a0b_0c0d_0e0f_1012,
@@ -525,7 +525,7 @@ fn main() {
             "paid": "7000",
             "modelIdentity": hex(&identity),
             "crankFee": "5000",
-            "crankDeposited": "100000",
+            "crankDeposit": "100000",
             "crankPaid": "35000",
             "tokensAt": 0x0203_0405,
             "textAt": 0x0607_0809,

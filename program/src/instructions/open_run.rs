@@ -54,7 +54,7 @@ pub fn open_run(program_id: &Address, accounts: &[AccountView], ix: &OpenRun) ->
         return Err(CurtaError::ModelNotSealed.into());
     }
     // What the opener signed for is what it gets, and what it pays.
-    if m.identity() != ix.model_identity {
+    if m.model_identity() != ix.model_identity {
         return Err(CurtaError::ModelChanged.into());
     }
     if m.royalty() != ix.royalty {
@@ -136,12 +136,12 @@ pub fn open_run(program_id: &Address, accounts: &[AccountView], ix: &OpenRun) ->
     let layout = StateLayout::new(&config, prompt_len, ix.max_tokens).map_err(core_error)?;
     header.init(&RunInit {
         model: model_ai.key(),
-        model_identity: m.identity(),
+        model_identity: m.model_identity(),
         opener: opener.key(),
         royalty: m.royalty(),
         deposited: escrow,
         crank_fee: ix.crank_fee,
-        crank_deposited: ix.crank_deposit,
+        crank_deposit: ix.crank_deposit,
         tokens_at: (run::HEADER_LEN + layout.output_tokens) as u32,
         text_at: (run::HEADER_LEN + layout.output_text) as u32,
         seed: ix.seed,

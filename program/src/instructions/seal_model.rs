@@ -42,6 +42,6 @@ pub fn seal_model(program_id: &Address, accounts: &[AccountView]) -> ProgramResu
     // The identity of the model as sealed, which every run opened on it
     // records and every turn requires.
     let identity = syscalls::sha256(&model_identity_parts(model_ai.key(), sealed.0));
-    sealed.set_identity(&identity);
+    sealed.set_model_identity(&identity);
     Ok(())
 }

@@ -61,7 +61,7 @@ pub fn turn(
     }
     // The model the run was opened on, not another created at its address
     // since: such a run can only be closed.
-    if r.model_identity() != m.identity() {
+    if r.model_identity() != m.model_identity() {
         return Err(CurtaError::ModelChanged.into());
     }
     if owner.key() != m.owner() {

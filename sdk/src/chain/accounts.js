@@ -104,7 +104,7 @@ export function decodeConfigAccount(data, where) {
  * @property {import('../format.js').ChargeTable} charges the charge table every turn of the model is planned with (bit 1 of `flags`)
  * @property {number} boundCount weight accounts bound
  * @property {number} sealedCount sections sealed
- * @property {Uint8Array} identity zero until sealed
+ * @property {Uint8Array} modelIdentity zero until sealed
  * @property {ModelSection[]} sections
  */
 
@@ -134,7 +134,7 @@ export function decodeModelAccount(data, where) {
     charges: chargesOf(m.flags),
     boundCount: m.boundCount,
     sealedCount: m.sealedCount,
-    identity: Uint8Array.from(m.identity),
+    modelIdentity: Uint8Array.from(m.modelIdentity),
     sections: m.sections.map((e) => ({
       weight: e.weightAccount === ZERO_ADDRESS ? null : e.weightAccount,
       length: e.length,
@@ -181,7 +181,7 @@ export function decodeWeightAccount(data, where) {
  * @property {bigint} paid
  * @property {Uint8Array} modelIdentity
  * @property {bigint} crankFee lamports each turn pays its sender
- * @property {bigint} crankDeposited the crank deposit at opening
+ * @property {bigint} crankDeposit the crank deposit at opening
  * @property {bigint} crankPaid crank fees paid so far
  * @property {number} tokensAt account offset of the generated token ids
  * @property {number} textAt account offset of the output text
@@ -209,7 +209,7 @@ export function decodeRunAccount(data, where) {
     paid: r.paid,
     modelIdentity: Uint8Array.from(r.modelIdentity),
     crankFee: r.crankFee,
-    crankDeposited: r.crankDeposited,
+    crankDeposit: r.crankDeposit,
     crankPaid: r.crankPaid,
     tokensAt: r.tokensAt,
     textAt: r.textAt,

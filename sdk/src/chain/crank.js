@@ -112,7 +112,7 @@ export async function crankRun(client, runAddress, options = {}) {
     throw new Error(`model ${model.address} is ${model.statusName}: run ${runAddress} can only be closed`);
   }
   checkModelIdentity(core, model);
-  if (!equalBytes(model.identity, run.modelIdentity)) {
+  if (!equalBytes(model.modelIdentity, run.modelIdentity)) {
     throw new Error(`model ${model.address} is not the one run ${runAddress} was opened on (its identity changed): the run can only be closed`);
   }
   // The allowance the run recorded at opening: the program plans every
@@ -131,7 +131,7 @@ export async function crankRun(client, runAddress, options = {}) {
     payer: client.payer.address,
     royalty: run.royalty,
     crankFee: run.crankFee,
-    crankDeposited: run.crankDeposited,
+    crankDeposit: run.crankDeposit,
     owner: model.owner,
     keep: await rentFor(client, 0),
     lamportsPerSignature: await lamportsPerSignature(client),

@@ -87,7 +87,7 @@ export const sealModel = (program, a) => getSealModelInstruction(a, at(program))
 
 /**
  * @param {Address} program
- * @param {{ config: Address, model: Address, run: TransactionSigner, opener: TransactionSigner, maxTokens: number, temperatureQ16: number, seed: bigint, royalty: bigint, identity: Uint8Array, crankFee: bigint, crankDeposit: bigint, staged: number, deliveryFee?: bigint, callback?: Uint8Array, prompt: Uint8Array }} a
+ * @param {{ config: Address, model: Address, run: TransactionSigner, opener: TransactionSigner, maxTokens: number, temperatureQ16: number, seed: bigint, royalty: bigint, modelIdentity: Uint8Array, crankFee: bigint, crankDeposit: bigint, staged: number, deliveryFee?: bigint, callback?: Uint8Array, prompt: Uint8Array }} a
  *   `prompt` is the part of the prompt that travels in the data (after the `staged` bytes); `callback` a callback record (docs/program.md, "Delivery"), none by default
  */
 export const openRun = (program, a) =>
@@ -101,7 +101,7 @@ export const openRun = (program, a) =>
       temperatureQ16: a.temperatureQ16,
       seed: a.seed,
       royalty: a.royalty,
-      modelIdentity: a.identity,
+      modelIdentity: a.modelIdentity,
       crankFee: a.crankFee,
       crankDeposit: a.crankDeposit,
       staged: a.staged,

@@ -31,8 +31,8 @@ export function checkModelIdentity(core, model) {
     throw new Error(`model ${model.address} is ${model.statusName}, not sealed: runs cannot open or turn`);
   }
   const want = modelIdentity(core, model.address, model.data);
-  if (!equalBytes(want, model.identity)) {
-    throw new Error(`model ${model.address} records identity ${hex(model.identity)}, but its account hashes to ${hex(want)}`);
+  if (!equalBytes(want, model.modelIdentity)) {
+    throw new Error(`model ${model.address} records identity ${hex(model.modelIdentity)}, but its account hashes to ${hex(want)}`);
   }
 }
 

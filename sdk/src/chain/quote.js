@@ -81,7 +81,7 @@ export async function quoteRun(client, modelAddress, params, options = {}) {
     crankDeposit: 0n,
   });
   const create = getCreateAccountInstruction({ payer: client.payer, newAccount: standIn, lamports: 1, space: accountLength, programAddress: client.programId });
-  const keys = { config: model.config, model: modelAddress, royalty: model.royalty, identity: model.identity };
+  const keys = { config: model.config, model: modelAddress, royalty: model.royalty, modelIdentity: model.modelIdentity };
   const open = openTransactions(client, keys, standIn, p, { fee: 0n, deposit: 0n }, create);
   const q = core.quoteRun(artifact, p.prompt, {
     allowance,

@@ -57,7 +57,7 @@ export function receiptsFromLogs(core, programId, logs) {
  * @param {import('../core.js').CoreWasm} core
  * @param {Receipt} receipt
  * @param {import('./replay.js').Step} step
- * @param {{ run: string, model: string, royalty: bigint, crankFee: bigint, crankDeposited: bigint }} expected
+ * @param {{ run: string, model: string, royalty: bigint, crankFee: bigint, crankDeposit: bigint }} expected
  * @returns {{ field: string, receipt: string, replay: string, words: string }[]}
  */
 export function receiptDifferences(core, receipt, step, expected) {

@@ -62,7 +62,7 @@ export function runParams(core, p, model, zero = null) {
  * first part of the prompt staged, more staging if needed, and the opening
  * with the rest, as the client core packs them (core/src/client/packing.rs).
  * @param {import('./client.js').CurtaClient} client
- * @param {{ config: any, model: any, royalty: bigint, identity: Uint8Array }} model
+ * @param {{ config: any, model: any, royalty: bigint, modelIdentity: Uint8Array }} model
  * @param {import('@solana/kit').TransactionSigner} run
  * @param {ReturnType<typeof runParams>} p
  * @param {{ fee: bigint, deposit: bigint }} crank what each turn pays its sender, from a deposit
@@ -82,7 +82,7 @@ export function openTransactions(client, model, run, p, crank, create, openerPay
       temperatureQ16: p.temperatureQ16,
       seed: p.seed,
       royalty: model.royalty,
-      identity: model.identity,
+      modelIdentity: model.modelIdentity,
       crankFee: crank.fee,
       crankDeposit: crank.deposit,
       staged,
@@ -151,7 +151,7 @@ export async function openRun(client, modelAddress, params, options = {}) {
   /** @type {Opened} */
   const out = { run: run.address, openedNow: next.step !== 'opened', accountLength, deposit, escrow: next.escrow, crank, transactions: 0, summary };
   if (next.step === 'opened') return out;
-  const keys = { config: model.config, model: modelAddress, royalty: model.royalty, identity: model.identity };
+  const keys = { config: model.config, model: modelAddress, royalty: model.royalty, modelIdentity: model.modelIdentity };
   let txs;
   if (next.step === 'create') {
     const create = getCreateAccountInstruction({ payer: funder, newAccount: run, lamports: deposit, space: accountLength, programAddress: client.programId });

@@ -90,10 +90,10 @@ test('a receipt is read from the logs (Curta’s own lines only) and checked fie
     text: new TextEncoder().encode(','),
     stateSha256: '',
   };
-  assert.deepEqual(receiptDifferences(core, r, step, { run, model, royalty: 1000n, crankFee: 5000n, crankDeposited: 32_500n }), []);
+  assert.deepEqual(receiptDifferences(core, r, step, { run, model, royalty: 1000n, crankFee: 5000n, crankDeposit: 32_500n }), []);
   // The crank's and the CLI's words (core/src/client/receipt.rs); the
   // charge is the replay's exactly.
-  const wrong = receiptDifferences(core, r, { ...step, turnsBefore: 7, tokens: [433], charged: 1_000_000 }, { run, model, royalty: 1000n, crankFee: 5000n, crankDeposited: 32_500n });
+  const wrong = receiptDifferences(core, r, { ...step, turnsBefore: 7, tokens: [433], charged: 1_000_000 }, { run, model, royalty: 1000n, crankFee: 5000n, crankDeposit: 32_500n });
   assert.deepEqual(
     wrong.map(({ field, receipt, replay }) => ({ field, receipt, replay })),
     [
@@ -133,7 +133,7 @@ test('a prompt is staged when the create-and-open transaction cannot hold it (72
   const payer = await createKeyPairSignerFromPrivateKeyBytes(new Uint8Array(32).fill(5));
   const client = createCurtaClient({ url: 'http://127.0.0.1:1', programId: addr(1), payer, core });
   const run = await generateKeyPairSigner();
-  const model = { config: addr(4), model: addr(5), royalty: 0n, identity: new Uint8Array(32).fill(8) };
+  const model = { config: addr(4), model: addr(5), royalty: 0n, modelIdentity: new Uint8Array(32).fill(8) };
   const { getCreateAccountInstruction } = await import('@solana-program/system');
   const create = getCreateAccountInstruction({ payer, newAccount: run, lamports: 1, space: 10_485_760, programAddress: addr(1) });
   // A 986-byte write with the owner paying fills a transaction exactly:
@@ -167,7 +167,7 @@ const modelData = (royalty) =>
   new Uint8Array(
     getModelEncoder().encode({
       config: addr(9), owner: addr(9), royalty, modelConfig: STORIES260K, sectionCount: 3, status: 1, flags: 1,
-      boundCount: 3, sealedCount: 3, identity: new Uint8Array(32).fill(9),
+      boundCount: 3, sealedCount: 3, modelIdentity: new Uint8Array(32).fill(9),
       sections: Array.from({ length: 3 }, () => ({ weightAccount: addr(9), length: 0n, digest: new Uint8Array(32) })),
     }),
   );
@@ -175,7 +175,7 @@ const runData = (model, opener, length) =>
   new Uint8Array(
     getRunEncoder().encode({
       model, opener, royalty: 10n, deposited: 120n, escrow: 120n, paid: 0n, modelIdentity: new Uint8Array(32).fill(9),
-      crankFee: 0n, crankDeposited: 0n, crankPaid: 0n, tokensAt: 0, textAt: 0, seed: 0n, allowance: 1_350_000, callbackAt: 0,
+      crankFee: 0n, crankDeposit: 0n, crankPaid: 0n, tokensAt: 0, textAt: 0, seed: 0n, allowance: 1_350_000, callbackAt: 0,
       deliveryFee: 0n, state: new Uint8Array(length - 256),
     }),
   );

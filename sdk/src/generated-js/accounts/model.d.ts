@@ -32,7 +32,7 @@ export type Model = {
     /** Sections sealed. */
     sealedCount: number;
     /** The model's identity (`model_identity`); zero until `sealModel` writes it. */
-    identity: ReadonlyUint8Array;
+    modelIdentity: ReadonlyUint8Array;
     /** The section entries, from offset 160 to the end of the account (`sectionCount` of them). */
     sections: Array<SectionEntry>;
 };
@@ -56,7 +56,7 @@ export type ModelArgs = {
     /** Sections sealed. */
     sealedCount: number;
     /** The model's identity (`model_identity`); zero until `sealModel` writes it. */
-    identity: ReadonlyUint8Array;
+    modelIdentity: ReadonlyUint8Array;
     /** The section entries, from offset 160 to the end of the account (`sectionCount` of them). */
     sections: Array<SectionEntryArgs>;
 };

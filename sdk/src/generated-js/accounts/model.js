@@ -26,7 +26,7 @@ export function getModelEncoder() {
         ["flags", getU32Encoder()],
         ["boundCount", getU32Encoder()],
         ["sealedCount", getU32Encoder()],
-        ["identity", fixEncoderSize(getBytesEncoder(), 32)],
+        ["modelIdentity", fixEncoderSize(getBytesEncoder(), 32)],
         [
             "sections",
             getArrayEncoder(getSectionEntryEncoder(), { size: "remainder" }),
@@ -46,7 +46,7 @@ export function getModelDecoder() {
         ["flags", getU32Decoder()],
         ["boundCount", getU32Decoder()],
         ["sealedCount", getU32Decoder()],
-        ["identity", fixDecoderSize(getBytesDecoder(), 32)],
+        ["modelIdentity", fixDecoderSize(getBytesDecoder(), 32)],
         [
             "sections",
             getArrayDecoder(getSectionEntryDecoder(), { size: "remainder" }),

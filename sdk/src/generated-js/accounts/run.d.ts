@@ -32,8 +32,8 @@ export type Run = {
     /** Lamports paid to each turn's sender (its cranker), fixed at opening; 0: none. */
     crankFee: bigint;
     /** Lamports deposited at opening for crank fees. */
-    crankDeposited: bigint;
-    /** Crank fees paid so far (at most crankDeposited; what is left returns at closing). */
+    crankDeposit: bigint;
+    /** Crank fees paid so far (at most crankDeposit; what is left returns at closing). */
     crankPaid: bigint;
     /** Account offset of the generated token ids (u32 each; state field `generated` of them). */
     tokensAt: number;
@@ -68,8 +68,8 @@ export type RunArgs = {
     /** Lamports paid to each turn's sender (its cranker), fixed at opening; 0: none. */
     crankFee: number | bigint;
     /** Lamports deposited at opening for crank fees. */
-    crankDeposited: number | bigint;
-    /** Crank fees paid so far (at most crankDeposited; what is left returns at closing). */
+    crankDeposit: number | bigint;
+    /** Crank fees paid so far (at most crankDeposit; what is left returns at closing). */
     crankPaid: number | bigint;
     /** Account offset of the generated token ids (u32 each; state field `generated` of them). */
     tokensAt: number;
