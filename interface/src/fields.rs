@@ -79,47 +79,30 @@ macro_rules! fields {
         }
     };
     (@access $view:ident, $writer:ident, $at:ident, u64, $get:ident, $set:ident, $doc:literal) => {
-        impl $view<'_> {
-            #[doc = $doc]
-            #[inline(always)]
-            pub fn $get(&self) -> u64 {
-                $crate::bytes::read_u64(self.0, $at)
-            }
-        }
-        impl $writer<'_> {
-            #[inline(always)]
-            pub fn $set(&mut self, value: u64) {
-                $crate::bytes::write_u64(self.0, $at, value);
-            }
-        }
+        fields!(@int $view, $writer, $at, $get, $set, $doc, u64, read_u64, write_u64, u64);
     };
     (@access $view:ident, $writer:ident, $at:ident, u32, $get:ident, $set:ident, $doc:literal) => {
-        impl $view<'_> {
-            #[doc = $doc]
-            #[inline(always)]
-            pub fn $get(&self) -> u32 {
-                $crate::bytes::read_u32(self.0, $at)
-            }
-        }
-        impl $writer<'_> {
-            #[inline(always)]
-            pub fn $set(&mut self, value: u32) {
-                $crate::bytes::write_u32(self.0, $at, value);
-            }
-        }
+        fields!(@int $view, $writer, $at, $get, $set, $doc, u32, read_u32, write_u32, u32);
     };
     (@access $view:ident, $writer:ident, $at:ident, count, $get:ident, $set:ident, $doc:literal) => {
+        fields!(@int $view, $writer, $at, $get, $set, $doc, u32, read_u32, write_u32, usize);
+    };
+    // An integer stored as `$stored`, read as `$read_as`.
+    (
+        @int $view:ident, $writer:ident, $at:ident, $get:ident, $set:ident, $doc:literal,
+        $stored:ty, $read:ident, $write:ident, $read_as:ty
+    ) => {
         impl $view<'_> {
             #[doc = $doc]
             #[inline(always)]
-            pub fn $get(&self) -> usize {
-                $crate::bytes::read_u32(self.0, $at) as usize
+            pub fn $get(&self) -> $read_as {
+                $crate::bytes::$read(self.0, $at) as $read_as
             }
         }
         impl $writer<'_> {
             #[inline(always)]
-            pub fn $set(&mut self, value: u32) {
-                $crate::bytes::write_u32(self.0, $at, value);
+            pub fn $set(&mut self, value: $stored) {
+                $crate::bytes::$write(self.0, $at, value);
             }
         }
     };
