@@ -14,7 +14,7 @@ import { fetchConfig, fetchModel } from './fetch.js';
 import { checkArtifact, fetchArtifact } from './models.js';
 import { checkAllowance } from './replay.js';
 import { rentFor } from './rent.js';
-import { openTransactions, runParams } from './runs.js';
+import { openTransactions, opening, runParams } from './runs.js';
 import * as ix from './instructions.js';
 import { feeForMessage, lamportsPerSignature } from './transactions.js';
 
@@ -71,17 +71,9 @@ export async function quoteRun(client, modelAddress, params, options = {}) {
   else artifact = await fetchArtifact(client, model);
   // The opening's account and transactions, sized with a stand-in run key.
   const standIn = await generateKeyPairSigner();
-  const { accountLength } = core.openNext(model.data, {
-    program: client.programId,
-    run: standIn.address,
-    model: modelAddress,
-    opener: client.payer.address,
-    promptLength: p.prompt.length,
-    maxTokens: p.maxTokens,
-    crankDeposit: 0n,
-  });
+  const { setup, keys } = opening(client, model, standIn.address, p, 0n);
+  const { accountLength } = core.openNext(model.data, setup);
   const create = getCreateAccountInstruction({ payer: client.payer, newAccount: standIn, lamports: 1, space: accountLength, programAddress: client.programId });
-  const keys = { config: model.config, model: modelAddress, royalty: model.royalty, modelIdentity: model.modelIdentity };
   const open = openTransactions(client, keys, standIn, p, { fee: 0n, deposit: 0n }, create);
   const q = core.quoteRun(artifact, p.prompt, {
     allowance,

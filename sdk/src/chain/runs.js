@@ -97,6 +97,23 @@ export function openTransactions(client, model, run, p, crank, create, openerPay
 }
 
 /**
+ * What the client core is told of an opening of `p` on `model` by the
+ * client's payer at `run` (`CoreWasm.openNext`'s setup), and the model's
+ * keys the opening names.
+ * @param {import('./client.js').CurtaClient} client
+ * @param {Awaited<ReturnType<typeof fetchModel>>} model
+ * @param {string} run the run's address
+ * @param {ReturnType<typeof runParams>} p
+ * @param {bigint} crankDeposit
+ */
+export function opening(client, model, run, p, crankDeposit) {
+  return {
+    setup: { program: client.programId, run, model: model.address, opener: client.payer.address, promptLength: p.prompt.length, maxTokens: p.maxTokens, crankDeposit },
+    keys: { config: model.config, model: model.address, royalty: model.royalty, modelIdentity: model.modelIdentity },
+  };
+}
+
+/**
  * What opening did.
  * @typedef {object} Opened
  * @property {string} run the run's address
@@ -139,7 +156,7 @@ export async function openRun(client, modelAddress, params, options = {}) {
   const run = await runSigner(core, secret, { model: modelAddress, ...p });
   const fee = BigInt(params.crankFee ?? 0);
   const crank = fee > 0n ? { fee, deposit: (await quoteRun(client, modelAddress, params, { artifact: options.artifact })).crankDeposit } : { fee: 0n, deposit: 0n };
-  const setup = { program: client.programId, run: run.address, model: modelAddress, opener: client.payer.address, promptLength: p.prompt.length, maxTokens: p.maxTokens, crankDeposit: crank.deposit };
+  const { setup, keys } = opening(client, model, run.address, p, crank.deposit);
   const { accountLength } = core.openNext(model.data, setup);
   const rent = await rentFor(client, accountLength);
   const found = await fetchRawAccount(client, run.address);
@@ -151,7 +168,6 @@ export async function openRun(client, modelAddress, params, options = {}) {
   /** @type {Opened} */
   const out = { run: run.address, openedNow: next.step !== 'opened', accountLength, deposit, escrow: next.escrow, crank, transactions: 0, summary };
   if (next.step === 'opened') return out;
-  const keys = { config: model.config, model: modelAddress, royalty: model.royalty, modelIdentity: model.modelIdentity };
   let txs;
   if (next.step === 'create') {
     const create = getCreateAccountInstruction({ payer: funder, newAccount: run, lamports: deposit, space: accountLength, programAddress: client.programId });
