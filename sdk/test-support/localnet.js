@@ -79,6 +79,10 @@ export async function startLocalnet(programId, options = {}) {
       '--bpf-program', programId, PROGRAM_SO,
       ...(options.programs ?? []).flatMap(([address, so]) => ['--bpf-program', address, so]),
       '--stop-on-stdin-close',
+      // The whole history: the tests read every transaction of a run after
+      // it ends, and at the default 10,000 shreds the ledger's cleanup
+      // deletes old slots once RocksDB flushes.
+      '--limit-ledger-size', '50000000',
     ],
     // Its own group, so stopping it reaches anything it started.
     { stdio: ['pipe', 'pipe', 'pipe'], detached: true },

@@ -22,16 +22,28 @@ use solana_rpc_client_api::request::RpcRequest;
 use solana_signature::Signature;
 use solana_transaction::{Transaction, TransactionError};
 
+/// Agave's validator's smallest `--limit-ledger-size`; far more shreds
+/// than any of these tests writes.
+const KEEP_ALL_SHREDS: &str = "50000000";
+
 pub fn start() -> Localnet {
     start_with(&[])
 }
 
 /// A `curta-localnet` with these flags besides its defaults.
+///
+/// It keeps its whole history: these tests read every transaction of a
+/// run after it ends ([`history`]), and with the default 10,000 shreds the
+/// ledger's cleanup deletes old slots as soon as RocksDB flushes, which a
+/// restart does at once (their `getTransaction` is then null).
 pub fn start_with(args: &[&std::ffi::OsStr]) -> Localnet {
     let net = args
         .iter()
         .fold(
-            Localnet::builder().binary(env!("CARGO_BIN_EXE_curta-localnet")),
+            Localnet::builder()
+                .binary(env!("CARGO_BIN_EXE_curta-localnet"))
+                .arg("--limit-ledger-size")
+                .arg(KEEP_ALL_SHREDS),
             |b, a| b.arg(a),
         )
         .start()
