@@ -351,20 +351,26 @@ test-browser: setup-host setup-browser models build-sbf web-build
 
 # The IDL (idl/curta.json) is written from curta_core::protocol's tables
 # (`curta-core idl`), and the JavaScript client in sdk/src/generated-js/
-# from the IDL: `make idl` writes both. test-idl checks the committed IDL
-# is the generator's, and (sdk/test/idl/) that the generated client builds
+# from the IDL, and sdk/src/layout.js (the header lengths and offsets the
+# IDL has no node for) from the same constants (`curta-core layout`):
+# `make idl` writes them. test-idl checks the committed IDL and layout are
+# the generators', and (sdk/test/idl/) that the generated client builds
 # and decodes what the harness binary protocol_vectors prints (every
 # instruction, account kind, the turn receipt and the errors, as protocol
 # and the Rust client's builders make them) and is what `npm run generate`
 # writes today. No validator.
 CORE_IDL = cargo run -q -p curta-core --features std --bin curta-core -- idl
+CORE_LAYOUT = cargo run -q -p curta-core --features std --bin curta-core -- layout
 idl: setup-js
 	cd $(ROOT) && $(CORE_IDL) > idl/curta.json
+	cd $(ROOT) && $(CORE_LAYOUT) > sdk/src/layout.js
 	cd $(ROOT)/sdk && npm run generate
 
 test-idl: setup-js setup-host
 	cd $(ROOT) && $(CORE_IDL) | cmp - idl/curta.json || \
 		{ echo "idl/curta.json is not what curta-core idl writes: run make idl"; exit 1; }
+	cd $(ROOT) && $(CORE_LAYOUT) | cmp - sdk/src/layout.js || \
+		{ echo "sdk/src/layout.js is not what curta-core layout writes: run make idl"; exit 1; }
 	cd $(ROOT) && $(HOST_BUILD)
 	cd $(ROOT) && CURTA_VECTORS_BIN=$(HOST_TARGET_DIR)/debug/protocol_vectors node --test sdk/test/idl/
 

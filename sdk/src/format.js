@@ -2,43 +2,45 @@
 // Byte layouts the SDK reads on the JavaScript side: the artifact's header
 // and section table, the state header (docs/format.md, docs/state.md), and
 // the run parameters as the module takes them. Marshalling only: no
-// inference here, and where a state's buffers lie comes from the module
+// inference here; the offsets are the interface's (layout.js, generated),
+// and where a state's buffers lie comes from the module
 // (`CoreWasm.stateLayout`).
 
-/** The artifact's magic, `CURTAW01`. */
-export const ARTIFACT_MAGIC = 'CURTAW01';
-/** Where the artifact header keeps the section count (u32). */
-export const SECTION_COUNT_OFFSET = 12;
-/** Where the artifact header keeps the model configuration (seven u32). */
-export const CONFIG_OFFSET = 16;
-/** The configuration's encoded length: seven u32. */
-export const CONFIG_LEN = 28;
-/** Where the section table starts; entry i is (u64 offset, u64 length). */
-export const SECTION_TABLE = 128;
-/** Bytes per section table entry. */
-export const SECTION_ENTRY_LEN = 16;
+import {
+  ARTIFACT_MAGIC,
+  CONFIG_OFFSET,
+  DEFAULT_ALLOWANCE,
+  FLAG_MEASURED_CHARGES,
+  FLAGS_OFFSET,
+  MIN_ALLOWANCE,
+  MODEL_CONFIG_LEN,
+  PHASE_DONE,
+  SECTION_COUNT_OFFSET,
+  SECTION_ENTRY_LEN,
+  SECTION_TABLE,
+  STATE_FIELDS,
+  STATE_HEADER_LEN,
+} from './layout.js';
 
-/** Where the artifact header keeps its flags (u32). */
-export const FLAGS_OFFSET = 44;
-/** Flag bit 0: the classifier is the token embedding (llama2.c's shared weights). */
-export const FLAG_SHARED_CLASSIFIER = 1;
-/**
- * Flag bit 1: the model's turns are planned with the measured charge table
- * (fewer, fuller turns) rather than the specification's.
- */
-export const FLAG_MEASURED_CHARGES = 2;
+export {
+  ARTIFACT_MAGIC,
+  CONFIG_OFFSET,
+  DEFAULT_ALLOWANCE,
+  FLAG_MEASURED_CHARGES,
+  FLAG_SHARED_CLASSIFIER,
+  FLAGS_OFFSET,
+  MIN_ALLOWANCE,
+  PHASE_DONE,
+  SECTION_COUNT_OFFSET,
+  SECTION_ENTRY_LEN,
+  SECTION_TABLE,
+  STATE_HEADER_LEN,
+  STATE_TAG,
+} from './layout.js';
+/** The model configuration's encoded length: seven u32. */
+export const CONFIG_LEN = MODEL_CONFIG_LEN;
 /** The charge tables' names, as `--charges` takes them; the first is the default. */
 export const CHARGE_TABLES = Object.freeze(/** @type {const} */ (['specification', 'measured']));
-
-/** The default turn allowance in compute units, and the least a config may set. */
-export const DEFAULT_ALLOWANCE = 1_350_000;
-export const MIN_ALLOWANCE = 22_096;
-
-/** The state header's length and tag. */
-export const STATE_HEADER_LEN = 128;
-export const STATE_TAG = 'CURTAST2';
-/** The phase of a complete run. */
-export const PHASE_DONE = 20;
 
 /**
  * A model's shape, llama2.c's seven header values.
@@ -184,23 +186,23 @@ export function metadataLength(artifact) {
  * @returns {StateInfo}
  */
 export function readStateInfo(state) {
-  if (state.length < STATE_HEADER_LEN) throw new RangeError('a state is at least 128 bytes');
+  if (state.length < STATE_HEADER_LEN) throw new RangeError(`a state is at least ${STATE_HEADER_LEN} bytes, not ${state.length}`);
   const dv = view(state);
-  const u = (/** @type {number} */ at) => dv.getUint32(at, true);
-  const phase = u(8);
+  const u = (/** @type {keyof typeof STATE_FIELDS} */ field) => dv.getUint32(STATE_FIELDS[field], true);
+  const phase = u('phase');
   return {
     phase,
-    layer: u(12),
-    row: u(16),
-    position: u(20),
-    promptLength: u(28),
-    promptTokens: u(32),
-    maxTokens: u(36),
-    temperatureQ16: u(40),
-    generated: u(44),
-    textLength: u(48),
-    seed: dv.getBigUint64(72, true),
-    turns: Number(dv.getBigUint64(80, true)),
+    layer: u('layer'),
+    row: u('row'),
+    position: u('position'),
+    promptLength: u('promptLength'),
+    promptTokens: u('promptTokens'),
+    maxTokens: u('maxTokens'),
+    temperatureQ16: u('temperature'),
+    generated: u('generated'),
+    textLength: u('textLength'),
+    seed: dv.getBigUint64(STATE_FIELDS.seed, true),
+    turns: Number(dv.getBigUint64(STATE_FIELDS.turns, true)),
     complete: phase === PHASE_DONE,
   };
 }
@@ -274,7 +276,7 @@ export function readFlags(artifact) {
  */
 export function checkAllowance(allowance, what = 'the turn allowance') {
   if (!Number.isInteger(allowance) || allowance < MIN_ALLOWANCE || allowance > DEFAULT_ALLOWANCE) {
-    throw new RangeError(`${what} ${allowance} is out of range: 22,096 to 1,350,000 compute units`);
+    throw new RangeError(`${what} ${allowance} is out of range: ${MIN_ALLOWANCE.toLocaleString('en-US')} to ${DEFAULT_ALLOWANCE.toLocaleString('en-US')} compute units`);
   }
   return allowance;
 }

@@ -25,3 +25,5 @@ pub mod error {
 
 #[cfg(feature = "std")]
 pub mod idl;
+#[cfg(feature = "std")]
+pub mod layout_js;

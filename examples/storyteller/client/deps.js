@@ -8,10 +8,20 @@
 // `npm install @curta/sdk @solana/kit @solana-program/system
 // @solana-program/compute-budget` and import them by name here instead:
 //
-//   export { createCurtaClient, fetchModel, fits, loadCore, quoteRun, runParams, sendAndConfirm } from '@curta/sdk';
+//   export { RUN_HEADER_LEN, callbackLength, createCurtaClient, ... } from '@curta/sdk';
 //   export { AccountRole, generateKeyPairSigner, ... } from '@solana/kit';
 
-export { createCurtaClient, fetchModel, fits, loadCore, quoteRun, runParams, sendAndConfirm } from '../../../sdk/src/index.js';
+export {
+  RUN_HEADER_LEN,
+  callbackLength,
+  createCurtaClient,
+  fetchModel,
+  fits,
+  loadCore,
+  quoteRun,
+  runParams,
+  sendAndConfirm,
+} from '../../../sdk/src/index.js';
 export {
   AccountRole,
   address,

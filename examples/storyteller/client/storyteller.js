@@ -12,6 +12,7 @@
 
 import {
   AccountRole,
+  callbackLength,
   fetchModel,
   fits,
   generateKeyPairSigner,
@@ -21,6 +22,7 @@ import {
   getProgramDerivedAddress,
   getSetComputeUnitLimitInstruction,
   quoteRun,
+  RUN_HEADER_LEN,
   runParams,
   sendAndConfirm,
 } from './deps.js';
@@ -32,15 +34,12 @@ export const CANCEL = 2;
 export const RECEIVE = 3;
 
 /**
- * The callback record `request` names, in bytes: its fixed part (72), three
- * accounts of 33 bytes (request, run, user) and `receive`'s one-byte data.
- * Mirrors `curta_storyteller::instruction::CALLBACK_LEN`
- * (`curta_interface::callback::len(3, 1)`); the run account holds it after
- * the state.
+ * The callback record `request` names, in bytes: three accounts (request,
+ * run, user) and `receive`'s one-byte data. Mirrors
+ * `curta_storyteller::instruction::CALLBACK_LEN`; the run account holds it
+ * after the state.
  */
-export const CALLBACK_LEN = 72 + 33 * 3 + 1;
-/** A run account's header (`curta_interface::run::HEADER_LEN`). */
-export const RUN_HEADER_LEN = 256;
+export const CALLBACK_LEN = callbackLength(3, 1);
 
 /** The request account (src/state.rs): its tag and where its fields lie. */
 export const REQUEST_TAG = 'STORYRQ1';

@@ -14,6 +14,14 @@ import {
   WEIGHT_DISCRIMINATOR,
 } from '../generated-js/index.js';
 import { chargesOf, encodeConfig } from '../format.js';
+import {
+  CALLBACK_ACCOUNT_LEN,
+  CALLBACK_FIXED_LEN,
+  MODEL_HEADER_LEN,
+  MODEL_SECTION_LEN,
+  RUN_HEADER_LEN,
+  WEIGHT_HEADER_LEN,
+} from '../layout.js';
 import { dataView, equalBytes } from './bytes.js';
 
 /** @param {Uint8Array} b */
@@ -25,16 +33,16 @@ export const ACCOUNT_TAGS = Object.freeze({
   weight: tagOf(WEIGHT_DISCRIMINATOR),
   run: tagOf(RUN_DISCRIMINATOR),
 });
-/**
- * Header lengths: a Config's is the IDL's fixed size; the others' accounts
- * vary in length, and the IDL gives no header size (docs/program.md,
- * "Accounts").
- */
+/** A Config account's length (the IDL's fixed size). */
 export const CONFIG_LEN = getConfigSize();
-export const MODEL_HEADER_LEN = 160;
-export const MODEL_SECTION_LEN = 72;
-export const WEIGHT_HEADER_LEN = 128;
-export const RUN_HEADER_LEN = 256;
+/**
+ * Header lengths of the kinds that vary in length, which the IDL does not
+ * give (docs/program.md, "Accounts").
+ */
+export { MODEL_HEADER_LEN, MODEL_SECTION_LEN, RUN_HEADER_LEN, WEIGHT_HEADER_LEN } from '../layout.js';
+/** A callback record's length: its fixed part, 33 bytes an account, its data (docs/program.md). */
+export const callbackLength = (/** @type {number} */ accounts, /** @type {number} */ dataLength) =>
+  CALLBACK_FIXED_LEN + CALLBACK_ACCOUNT_LEN * accounts + dataLength;
 /** Model status. */
 export const MODEL_STATUS = Object.freeze({ writing: 0, sealed: 1, retired: 2 });
 

@@ -3,6 +3,7 @@
 // as they land, read from the `Program data:` lines of the run's
 // transactions (docs/program.md, "The turn receipt").
 
+import { PHASE_DONE } from '../layout.js';
 import { requireCore } from './client.js';
 import { fetchRawAccount } from './fetch.js';
 import { receiptsFromLogs } from './receipts.js';
@@ -59,7 +60,7 @@ export async function* followRun(client, run, options = {}) {
       pending.delete(next);
       next += 1;
       yield r;
-      if (r.phase === 20) return;
+      if (r.phase === PHASE_DONE) return;
     }
     if (fresh.length === 0 && !(await fetchRawAccount(client, run))) return;
     await sleep(options.pollMs ?? POLL_MS);

@@ -9,7 +9,12 @@ export { configSigner, deriveSigner, derivationSecret, modelSigner, runSigner, w
 export {
   ACCOUNT_TAGS,
   CurtaAccountError,
+  MODEL_HEADER_LEN,
+  MODEL_SECTION_LEN,
   MODEL_STATUS,
+  RUN_HEADER_LEN,
+  WEIGHT_HEADER_LEN,
+  callbackLength,
   decodeConfigAccount,
   decodeModelAccount,
   decodeRunAccount,

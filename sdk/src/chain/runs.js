@@ -21,7 +21,7 @@ import { rentFor } from './rent.js';
 import { addLanded, emptySummary, sendAndConfirm, settle } from './transactions.js';
 
 /** The longest prompt a run takes, in bytes. */
-export const MAX_PROMPT_BYTES = 1024;
+export { MAX_PROMPT_BYTES } from '../layout.js';
 
 /**
  * Run parameters.

@@ -35,6 +35,7 @@ const USAGE: &str = "usage:
                  [--states DIR] [--json] [--verbose]
   curta-core plan ARTIFACT --state FILE [--allowance CU] [--json]
   curta-core idl
+  curta-core layout
   curta-core --help | --version
 
 --charges chooses the table the model's turns are planned with:
@@ -48,7 +49,8 @@ opening (offset 176 of its account). `plan` prints the next turn of a state
 the matrix sections it reads, whose weight accounts the turn names after
 section zero's, its compute units, and the most tokens it can complete.
 `idl` prints the program's IDL (idl/curta.json), written from the
-protocol's tables.";
+protocol's tables; `layout` the sizes and offsets the SDK reads bytes
+with (sdk/src/layout.js), written from the same constants.";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -107,6 +109,12 @@ fn dispatch(args: &[String]) -> Result<(), Failure> {
             let idl = curta_core::protocol::idl::json();
             std::io::Write::write_all(&mut output::stdout(), idl.as_bytes())
                 .map_err(|e| Failure::Io(format!("writing the IDL: {e}")))
+        }
+        "layout" => {
+            args.check(0, &[])?;
+            let layout = curta_core::protocol::layout_js::module();
+            std::io::Write::write_all(&mut output::stdout(), layout.as_bytes())
+                .map_err(|e| Failure::Io(format!("writing the layout: {e}")))
         }
         other => Err(Failure::Usage(format!("unknown command {other}"))),
     }
