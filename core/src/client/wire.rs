@@ -302,7 +302,8 @@ fn turn_record(t: &TurnRecord) -> String {
 /// `fee`, `crankPaid`, `generated`, `tokens`, `text`, `stateSha256`),
 /// `failed` (`turn`, `signature`, `slot`, `fee`, `error`), `turnsByOthers`,
 /// `backedOff`, `backoffs` (how many times it backed off), `inFlightMost`
-/// (the most turns it had in flight at once), `closedAfter`
+/// (the most turns it had in flight at once), `leftToOthers` (it left the
+/// run to another cranker, `leaveToOthers`), `closedAfter`
 /// (closed after its last turn, before the final
 /// read), `finalStateSha256`, `text`, `fees`, `earned` (crank fees
 /// paid to the payer), `transactions`.
@@ -324,6 +325,7 @@ pub fn summary(s: &Summary) -> String {
         .bool("backedOff", s.backoffs > 0)
         .num("backoffs", s.backoffs as u64)
         .num("inFlightMost", s.in_flight_most as u64)
+        .bool("leftToOthers", s.left_to_others)
         .bool("closedAfter", s.closed_after)
         .str("finalStateSha256", &hex(&s.final_state_sha256))
         .str("text", &base64::encode(&s.text))

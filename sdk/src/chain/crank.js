@@ -76,10 +76,12 @@ export class CurtaReplayMismatch extends Error {
  * @property {boolean} backedOff whether it found another cranker on the run and followed it, sending nothing, until it stopped
  * @property {number} backoffs how many times it did (each encounter costs at most the window it had in flight)
  * @property {number} inFlightMost the most turns it had in flight at once
+ * @property {boolean} leftToOthers whether it found another cranker on the run and left the run to it (`leaveToOthers`): the run is not complete
  * @property {boolean} closedAfter whether the run was closed after its last turn, before the final read (by an opener taking its text): every receipt was checked
  * @property {string} finalStateSha256
  * @property {Uint8Array} text the text the run's turns added since `turnsBefore`, someone else's included (their states were checked against the replay)
  * @property {bigint} fees
+ * @property {bigint} earned the crank fees the runs paid the payer for its turns
  * @property {number} transactions
  * @property {number} seconds from the first turn sent to the final state checked
  */
@@ -90,6 +92,8 @@ export class CurtaReplayMismatch extends Error {
  * @property {number} [window] turns in flight; 0 (the default): measured
  * @property {'uniform' | 'exact' | number} [cuLimit] `exact` by default
  * @property {boolean} [priorityRamp] true by default
+ * @property {boolean} [leaveToOthers] on finding another cranker on the run, leave the run to it (the crank returns `leftToOthers`) instead of following it; until its first turn lands it keeps one turn in flight, so the encounter costs one failed turn. A fleet's cranker moves on to another run. False by default
+ * @property {boolean} [followFirst] start as if following another cranker: send nothing until the run has stood still for three reads (a run left to another cranker, come back to); false by default
  * @property {(turn: TurnRecord) => void} [onTurn] every landed, checked turn, in order
  * @property {(failed: FailedTurn) => void} [onFailed] every turn transaction that landed and failed (StaleTurn), whose fee was paid all the same
  * @property {AbortSignal} [signal] stops the crank (what is in flight may still land; a rerun resumes)
@@ -139,6 +143,8 @@ export async function crankRun(client, runAddress, options = {}) {
     window: options.window ?? 0,
     cuLimit: options.cuLimit ?? 'exact',
     priorityRamp: options.priorityRamp ?? true,
+    leaveToOthers: options.leaveToOthers ?? false,
+    followFirst: options.followFirst ?? false,
   });
   const weights = model.sections.map((s) => /** @type {any} */ (s.weight));
   const started = Date.now();
@@ -192,10 +198,12 @@ export async function crankRun(client, runAddress, options = {}) {
       backedOff: s.backedOff,
       backoffs: Number(s.backoffs),
       inFlightMost: Number(s.inFlightMost),
+      leftToOthers: s.leftToOthers,
       closedAfter: s.closedAfter,
       finalStateSha256: s.finalStateSha256,
       text: fromBase64(s.text),
       fees: BigInt(s.fees),
+      earned: BigInt(s.earned),
       transactions: Number(s.transactions),
       seconds: (Date.now() - started) / 1000,
     };

@@ -12,7 +12,10 @@
 // fees of its transactions there. The failed turns are bounded (at most a
 // window each time a cranker backed off, and one more). Prints, per
 // cranker, turns landed, failed, landed by the other, transactions per turn
-// landed and fees, and the race's seconds.
+// landed and fees, and the race's seconds. Then crankRun with
+// leaveToOthers joins a fourth run curta cranks a turn at a time: when its
+// turn fails on curta's it leaves the run (one failed turn), else curta
+// follows it and it ends the run; either way the history agrees.
 
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
@@ -121,12 +124,16 @@ async function turnHistory(address) {
   return out;
 }
 
+/** The model both tests crank, uploaded by the first. */
+let artifact;
+let model;
+
 const balance = async (address) => (await client.rpc.getBalance(address, { commitment: 'confirmed' }).send()).value;
 
 test('the JS cranker and the Rust curta race on three runs: both finish, every turn lands once, the other’s turns accounted for', async () => {
-  const artifact = client.core.convert(modelFile('stories260K.bin'), modelFile('tok512.bin'));
+  artifact = client.core.convert(modelFile('stories260K.bin'), modelFile('tok512.bin'));
   const { config } = await initConfig(client);
-  const { model } = await uploadModel(client, artifact, { config, royalty: 0n });
+  ({ model } = await uploadModel(client, artifact, { config, royalty: 0n }));
 
   // curta's signer: its own keypair, funded from the faucet.
   const key = curtaJson(['keygen', '-o', join(scratch, 'curta.json')]);
@@ -265,5 +272,40 @@ test('the JS cranker and the Rust curta race on three runs: both finish, every t
       `${figures.js.transactions} transactions (${per(figures.js)} per turn landed), ${jsFees} lamports; ` +
       `curta run crank (window ${WINDOW}): ${figures.rust.landed} landed, ${figures.rust.failed} failed (StaleTurn), ${figures.rust.others} by the other, ` +
       `${figures.rust.transactions} transactions (${per(figures.rust)} per turn landed), ${rustFees} lamports`,
+  );
+});
+
+test('crankRun with leaveToOthers leaves a run it finds another cranker on, at the cost of one failed turn', async () => {
+  assert.ok(model, 'the race above uploaded the model');
+  const want = golden('stories260k-reference');
+  const opened = await openRun(client, model, { ...want.params, label: 'leave' });
+  // curta cranks one turn at a time; crankRun joins once two have landed.
+  const rust = curtaSpawn(['run', 'crank', opened.run, '--window', '1'], 'curta-state-leave');
+  while ((await fetchRun(client, opened.run)).info.turns < 2) await new Promise((r) => setTimeout(r, 100));
+  const c = await crankRun(client, opened.run, { artifact, leaveToOthers: true });
+  const rr = await rust;
+  const account = await fetchRun(client, opened.run);
+  assert.equal(sha256(account.state), want.finalSha256, 'the run ends in its golden state');
+  const mine = { landed: 0, failed: 0 };
+  for (const l of await turnHistory(opened.run)) {
+    if (l.payer !== client.payer.address) continue;
+    if (l.err === null) mine.landed += 1;
+    else mine.failed += 1;
+  }
+  assert.equal(c.turns.length, mine.landed, 'the JS crank landed the turns the history gives it');
+  assert.equal(c.failed.length, mine.failed, 'and failed the ones it gives it');
+  if (c.leftToOthers) {
+    // It met curta: one turn of its own failed on it, and curta ended the run.
+    assert.equal(c.failed.length, 1, 'meeting another cranker costs one failed turn');
+    assert.ok(c.turnsBefore + c.turns.length + c.turnsByOthers < want.turns, 'it stopped before the run ended');
+    assert.equal(rr.final_state_sha256, want.finalSha256, 'curta finished the run');
+  } else {
+    // Its first turn landed before curta's: curta followed it, and it ended the run.
+    assert.equal(c.finalStateSha256, want.finalSha256, 'the JS crank finished the run');
+    assert.equal(c.turnsBefore + c.turns.length + c.turnsByOthers, want.turns);
+  }
+  console.log(
+    `leaving: the JS crank joined at turn ${c.turnsBefore}, landed ${c.turns.length}, failed ${c.failed.length}, ` +
+      `${c.leftToOthers ? 'left the run to curta' : 'finished the run'}; curta landed ${rr.turns.length}, failed ${rr.failed.length}`,
   );
 });
