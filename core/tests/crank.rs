@@ -373,13 +373,13 @@ fn scenario(
     scenario_with(name, window, faults, &[])
 }
 
-/// `scenario` with these options of the crank's setup set (`leaveToOthers`,
-/// `followFirst`).
+/// `scenario` with these options of the crank's setup set, as JSON
+/// (`leaveToOthers`, `followFirst`, `minPayment`).
 fn scenario_with(
     name: &str,
     window: u32,
     faults: Faults,
-    options: &[(&str, bool)],
+    options: &[(&str, &str)],
 ) -> (Action, curta_core::client::crank::Summary) {
     let artifact = artifact();
     let params = run_params();
@@ -402,7 +402,7 @@ fn scenario_with(
         .bool("priorityRamp", true);
     let setup = options
         .iter()
-        .fold(setup, |o, (key, on)| o.bool(key, *on))
+        .fold(setup, |o, (key, value)| o.raw(key, value))
         .finish();
     let setup_value = Value::parse(&setup).unwrap();
     let (p, allowance) = wire::params(&setup_value).unwrap();
@@ -587,7 +587,7 @@ fn a_cranker_that_finds_another_leaves_the_run_to_it() {
             other_lands_at: vec![50, 900, 1_700],
             ..Faults::default()
         },
-        &[("leaveToOthers", true)],
+        &[("leaveToOthers", "true")],
     );
     assert_eq!(last, Action::Done);
     assert!(s.left_to_others);
@@ -604,6 +604,36 @@ fn a_cranker_that_finds_another_leaves_the_run_to_it() {
         .all(|f| s.turns.iter().all(|t| t.turn != f.turn)));
 }
 
+/// A fleet's cranker sends only the turns that pay it what it asks: the
+/// deposit (5,000) pays 2,000, 2,000, then 1,000, so at 1,500 a turn it
+/// lands two and ends there, the run unfinished, nothing sent past them.
+#[test]
+fn a_cranker_ends_where_the_turns_stop_paying() {
+    let (last, s) = scenario_with(
+        "unpaid",
+        4,
+        Faults::default(),
+        &[("minPayment", "\"1500\"")],
+    );
+    assert_eq!(last, Action::Done);
+    assert!(s.left_unpaid && !s.left_to_others);
+    assert_eq!(s.turns.len(), 2);
+    assert!(s.failed.is_empty());
+    assert!(s.turns.iter().all(|t| t.crank_paid == CRANK_FEE));
+    assert!(turns_of(&s) < run_turns());
+    assert_eq!(s.transactions(), 2, "no turn sent past the paid ones");
+    // A floor the first turn does not reach: nothing is sent at all.
+    let (last, s) = scenario_with(
+        "unpaid-at-once",
+        4,
+        Faults::default(),
+        &[("minPayment", "\"2001\"")],
+    );
+    assert_eq!(last, Action::Done);
+    assert!(s.left_unpaid);
+    assert_eq!(s.transactions(), 0);
+}
+
 /// Come back to a run left to another cranker, a crank first follows
 /// whoever moves it, sending nothing, and takes it over once it stands
 /// still: no turn of its own fails.
@@ -616,7 +646,7 @@ fn a_cranker_coming_back_follows_first() {
             other_lands_at: vec![50, 900],
             ..Faults::default()
         },
-        &[("followFirst", true)],
+        &[("followFirst", "true")],
     );
     assert_eq!(last, Action::Done);
     assert!(!s.left_to_others);

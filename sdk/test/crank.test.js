@@ -2,7 +2,8 @@
 // conversation of core/tests/crank/ (a turn lost, two crankers racing, a
 // blockhash expired, a payer run dry, a forged receipt, a rewound run, a
 // cancel, a run closed under it, a fleet's cranker leaving a run to another
-// and one coming back to it following first), event by event, must give the very actions and summary the
+// and one coming back to it following first, one ending where the turns
+// stop paying it), event by event, must give the very actions and summary the
 // native crank gave (core/tests/crank.rs checks the native side).
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -17,7 +18,7 @@ const bytes = (/** @type {string} */ b64) => new Uint8Array(Buffer.from(b64, 'ba
 
 const names = readdirSync(dir).filter((f) => f.endsWith('.json'));
 test('the scripted conversations are there', () => {
-  assert.deepEqual(names.sort(), ['cancelled', 'clean', 'closed', 'following-first', 'forged-receipt', 'leaving', 'lost-turn', 'out-of-funds', 'racing', 'rewound'].map((n) => `${n}.json`));
+  assert.deepEqual(names.sort(), ['cancelled', 'clean', 'closed', 'following-first', 'forged-receipt', 'leaving', 'lost-turn', 'out-of-funds', 'racing', 'rewound', 'unpaid', 'unpaid-at-once'].map((n) => `${n}.json`));
 });
 
 for (const name of names) {

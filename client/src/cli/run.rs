@@ -550,6 +550,7 @@ impl Outcome for Pass {
                 "failed_to_others": c.failed_to_others(),
                 "turns_by_others": c.turns_by_others,
                 "left_to_others": c.left_to_others,
+                "left_unpaid": c.left_unpaid,
                 "backed_off": c.backoffs > 0,
                 "backoffs": c.backoffs,
                 "transactions": c.turn_transactions(),
@@ -563,6 +564,7 @@ impl Outcome for Pass {
             "failed": failed,
             "turns_by_others": self.cranked.iter().map(|c| c.turns_by_others).sum::<u64>(),
             "left_to_others": self.cranked.iter().filter(|c| c.left_to_others).count(),
+            "left_unpaid": self.cranked.iter().filter(|c| c.left_unpaid).count(),
             "deliveries": self.delivered.iter().map(delivery_json).collect::<Vec<_>>(),
             "transactions": self.transactions(),
             "fees": self.fees(),
@@ -584,9 +586,10 @@ impl Outcome for Pass {
                 "run {}: {}{}; fees {}, earned {}\n",
                 c.run,
                 turn_counts(c),
-                match c.left_to_others {
-                    true => "; left to the other cranker",
-                    false => "",
+                match (c.left_to_others, c.left_unpaid) {
+                    (true, _) => "; left to the other cranker",
+                    (_, true) => "; left where its turns stop paying what one costs",
+                    _ => "",
                 },
                 sol(c.all_fees()),
                 sol(c.all_earned())
@@ -761,14 +764,14 @@ async fn crank_passes(
         let (mut left, mut coming_back) = (vec![], false);
         queue.reverse();
         loop {
-            let Some(p) = queue.pop() else {
+            let Some((p, floor)) = queue.pop() else {
                 if coming_back || left.is_empty() {
                     break;
                 }
                 // The runs left to other crankers, if still unfinished.
                 coming_back = true;
                 let (mut again, _) = fleet_runs(c, model.as_ref(), min_fee, args).await?;
-                again.retain(|p| left.contains(&p.run));
+                again.retain(|(p, _)| left.contains(&p.run));
                 again.reverse();
                 queue = again;
                 continue;
@@ -776,7 +779,7 @@ async fn crank_passes(
             if refused.contains(&p.run) {
                 continue;
             }
-            let opts = fleet_options(args, coming_back);
+            let opts = fleet_options(args, coming_back, floor);
             let cranked = match crank::context(c, &p.run, weights.get(&p.model).cloned()).await {
                 Ok(ctx) => {
                     weights.insert(p.model, ctx.artifact.clone());
@@ -856,15 +859,16 @@ async fn crank_passes(
 }
 
 /// The open runs (of `model`, when given) a cranker takes this pass, in its
-/// order, and how many it skipped: those whose next turn pays less than
-/// `min_fee`, or without one, less than what a turn of theirs costs the
-/// signer (`quote::turn_cost`, asked once for each allowance).
+/// order, each with the least a turn of it must pay, and how many it
+/// skipped: those whose next turn pays less than `min_fee`, or without
+/// one, less than what a turn of theirs costs the signer
+/// (`quote::turn_cost`, asked once for each allowance).
 async fn fleet_runs(
     c: &Cluster,
     model: Option<&Pubkey>,
     min_fee: Option<u64>,
     args: &CrankArgs,
-) -> Result<(Vec<runs::Pending>, u64)> {
+) -> Result<(Vec<(runs::Pending, u64)>, u64)> {
     let pending = runs::pending(c, model).await?;
     let mut costs: HashMap<u32, u64> = HashMap::new();
     if min_fee.is_none() {
@@ -874,27 +878,31 @@ async fn fleet_runs(
             }
         }
     }
+    let pending = pending
+        .into_iter()
+        .map(|p| {
+            let cost = costs.get(&p.allowance).copied().unwrap_or(0);
+            (p, fleet::floor(cost, min_fee))
+        })
+        .collect();
     Ok(fleet::select(
         &c.payer_key().to_bytes(),
         pending,
-        min_fee,
-        |p| p.run.to_bytes(),
-        |p| {
-            (
-                p.crank_payment,
-                costs.get(&p.allowance).copied().unwrap_or(0),
-            )
-        },
+        |(p, _)| p.run.to_bytes(),
+        |(p, floor)| (p.crank_payment, *floor),
     ))
 }
 
 /// How a fleet's cranker cranks a run: it leaves one it finds another
 /// cranker on to it; coming back to such a run, it follows whoever moves
-/// it, and takes it over once it stands still, as `run crank` does.
-fn fleet_options(args: &CrankArgs, coming_back: bool) -> crank::Options {
+/// it, and takes it over once it stands still, as `run crank` does; and it
+/// sends only the turns that pay `floor`, ending where the deposit no
+/// longer does.
+fn fleet_options(args: &CrankArgs, coming_back: bool, floor: u64) -> crank::Options {
     crank::Options {
         leave_to_others: !coming_back,
         follow_first: coming_back,
+        min_payment: Some(floor),
         ..args.options()
     }
 }

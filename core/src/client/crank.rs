@@ -92,6 +92,12 @@ pub struct Options {
     /// another cranker, come back to); then, as with `leave_to_others`,
     /// one turn alone until one of its own lands.
     pub follow_first: bool,
+    /// Send only the turns that pay their sender at least this many
+    /// lamports (`run::crank_payment`: the crank fee, then the rest of the
+    /// deposit, then nothing), and end (`Summary::left_unpaid`) when the
+    /// run's next turn pays less: a fleet's cranker (`curta crank`) gives
+    /// what a turn costs it, or `--min-fee`. `None`: every turn.
+    pub min_payment: Option<u64>,
 }
 
 impl Default for Options {
@@ -102,6 +108,7 @@ impl Default for Options {
             priority_ramp: true,
             leave_to_others: false,
             follow_first: false,
+            min_payment: None,
         }
     }
 }
@@ -173,7 +180,8 @@ pub enum Action {
     /// The run is complete, every turn checked: `Crank::summary` says what
     /// this crank did. Or, with `Options::leave_to_others`, the crank left
     /// the run to another cranker (`Summary::left_to_others`), every turn
-    /// it landed checked.
+    /// it landed checked; or, with `Options::min_payment`, it stopped where
+    /// the run's turns stop paying that (`Summary::left_unpaid`).
     Done,
     /// The crank cannot go on.
     Stop(Stop),
@@ -359,6 +367,9 @@ pub struct Summary {
     /// It found another cranker on the run and left the run to it
     /// (`Options::leave_to_others`): the run is not complete.
     pub left_to_others: bool,
+    /// It ended where the run's turns stop paying `Options::min_payment`:
+    /// the run is not complete.
+    pub left_unpaid: bool,
     /// The run was closed after its last turn, before the crank read its
     /// final state (the receipts, each checked, are the evidence).
     pub closed_after: bool,
@@ -483,6 +494,9 @@ pub struct Crank {
     recorded: u64,
     flights: Vec<Option<Flight>>,
     attempts: Vec<u32>,
+    /// The steps it may send: those paying `Options::min_payment`, a
+    /// prefix of the run's (a turn pays no more than the one before).
+    paid: usize,
     confirmed: usize,
     going_back: bool,
     following: bool,
@@ -519,6 +533,12 @@ impl Crank {
             ..Summary::default()
         };
         let following = params.options.follow_first;
+        let pays =
+            |s: &&Step| run::crank_payment(params.crank_fee, params.crank_deposit, s.turns_before);
+        let paid = match params.options.min_payment {
+            None => n,
+            Some(least) => replay.steps.iter().take_while(|s| pays(s) >= least).count(),
+        };
         let due = run::crank_payment(params.crank_fee, params.crank_deposit, turns_before);
         let stopped = (due > 0 && base58::encode(&params.owner) == params.payer).then(|| {
             let words = format!(
@@ -540,6 +560,7 @@ impl Crank {
             recorded: 0,
             flights: std::vec![None; n],
             attempts: std::vec![0; n],
+            paid,
             confirmed: 0,
             going_back: false,
             following,
@@ -1037,7 +1058,7 @@ impl Crank {
         // The next turn to send must be one the fee payer can pay. The
         // words name the run's next turn, the first not recorded: turns sent
         // after it that the payer could not pay were dropped unseen.
-        if let Some(idx) = (self.confirmed..n).find(|&i| self.flights[i].is_none()) {
+        if let Some(idx) = (self.confirmed..self.paid).find(|&i| self.flights[i].is_none()) {
             let fee = self.params.lamports_per_signature + self.budgets[idx].priority_fee;
             let turn = self.replay.steps[self.confirmed].turns_before + 1;
             let p = &self.params;
@@ -1062,6 +1083,13 @@ impl Crank {
                 Pc::Top => {
                     if self.confirmed == n {
                         self.pc = Pc::Final;
+                        continue;
+                    }
+                    if self.confirmed >= self.paid {
+                        // What is left of the run pays less than the
+                        // cranker asks, and nothing of its own is in flight.
+                        self.summary.left_unpaid = true;
+                        self.pc = Pc::Done;
                         continue;
                     }
                     if self.going_back && self.all_ran(self.confirmed) {
@@ -1194,7 +1222,7 @@ impl Crank {
         }
         // Not too far past the last turn recorded either: turns seen run
         // still wait for their receipts.
-        let end = n.min(self.confirmed + 4 * window);
+        let end = self.paid.min(self.confirmed + 4 * window);
         for idx in from..end {
             if self.flights[idx].is_some() {
                 continue;

@@ -5,11 +5,12 @@
 //!
 //! - **Worth it**: a run whose next turn pays its sender (the crank fee, or
 //!   the rest of the deposit when that is less) at least what a turn costs
-//!   the signer. That cost is the cluster's fee for the dearest turn's
-//!   message a crank of the run sends (`dearest_turn`: the run's largest
-//!   compute-unit limit and the ramp's highest priority fee), as `curta
-//!   quote` asks it; or a floor the cranker names (`--min-fee`, 0 for any
-//!   run).
+//!   the signer, and of the run only the turns that do
+//!   (`Options::min_payment`). That cost is the cluster's fee for the
+//!   dearest turn's message a crank of the run sends (`dearest_turn`: the
+//!   run's largest compute-unit limit and the ramp's highest priority
+//!   fee), as `curta quote` asks it; or a floor the cranker names
+//!   (`--min-fee`, 0 for any run).
 //! - **Order**: by `order_key`, a hash of the signer's key and the run's
 //!   address: the same for a signer from pass to pass, a different
 //!   shuffle for each signer. Two crankers started together take
@@ -62,28 +63,28 @@ pub fn dearest_turn(allowance: u32, options: &Options) -> (u32, u64) {
     (cu_limit, price)
 }
 
-/// Whether a run whose next turn pays `payment` is worth cranking: it pays
-/// at least `min_fee` when one is given (0 takes any run), else at least
-/// `turn_cost`, what a turn costs the signer.
-pub fn pays_enough(payment: u64, turn_cost: u64, min_fee: Option<u64>) -> bool {
-    payment >= min_fee.unwrap_or(turn_cost)
+/// The least a turn must pay a fleet's cranker: `min_fee` when one is
+/// given (0 takes any run), else `turn_cost`, what a turn costs the
+/// signer. A run is worth cranking while its next turn pays that
+/// (`Options::min_payment` ends a crank where its turns stop paying it).
+pub fn floor(turn_cost: u64, min_fee: Option<u64>) -> u64 {
+    min_fee.unwrap_or(turn_cost)
 }
 
 /// The runs worth cranking, in `signer`'s order, and how many were not:
-/// `runs` with what each one's next turn pays and costs.
+/// `runs` with what each one's next turn pays and the signer's `floor`.
 pub fn select<T>(
     signer: &Address,
     runs: Vec<T>,
-    min_fee: Option<u64>,
     run_of: impl Fn(&T) -> Address,
-    payment_and_cost: impl Fn(&T) -> (u64, u64),
+    payment_and_floor: impl Fn(&T) -> (u64, u64),
 ) -> (Vec<T>, u64) {
     let total = runs.len() as u64;
     let mut chosen: Vec<T> = runs
         .into_iter()
         .filter(|r| {
-            let (payment, cost) = payment_and_cost(r);
-            pays_enough(payment, cost, min_fee)
+            let (payment, floor) = payment_and_floor(r);
+            payment >= floor
         })
         .collect();
     order(signer, &mut chosen, run_of);
@@ -162,15 +163,12 @@ mod tests {
     }
 
     #[test]
-    fn a_run_is_worth_it_when_its_turn_pays_what_it_costs_or_the_floor() {
-        // By default the floor is what a turn costs the signer.
-        assert!(pays_enough(5_257, 5_257, None));
-        assert!(!pays_enough(5_256, 5_257, None));
-        assert!(!pays_enough(0, 5_257, None));
+    fn the_floor_is_what_a_turn_costs_or_the_one_named() {
+        assert_eq!(floor(5_257, None), 5_257);
         // A floor named: above or below the cost; 0 takes any run.
-        assert!(!pays_enough(6_000, 5_257, Some(6_001)));
-        assert!(pays_enough(4_000, 5_257, Some(4_000)));
-        assert!(pays_enough(0, 5_257, Some(0)));
+        assert_eq!(floor(5_257, Some(6_001)), 6_001);
+        assert_eq!(floor(5_257, Some(4_000)), 4_000);
+        assert_eq!(floor(5_257, Some(0)), 0);
     }
 
     #[test]
@@ -184,7 +182,12 @@ mod tests {
             (key(14), 900_000, 5_257),
         ];
         let pick = |min_fee| {
-            let (chosen, skipped) = select(&key(1), runs.clone(), min_fee, |r| r.0, |r| (r.1, r.2));
+            let (chosen, skipped) = select(
+                &key(1),
+                runs.clone(),
+                |r| r.0,
+                |r| (r.1, floor(r.2, min_fee)),
+            );
             (chosen.iter().map(|r| r.0[0]).collect::<Vec<u8>>(), skipped)
         };
         let mut paying = std::vec![10, 13, 14];

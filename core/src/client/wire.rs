@@ -66,7 +66,8 @@ fn address_of(v: &Value, key: &str) -> Result<Address, String> {
 
 /// The crank's optional `"window"` (0: measured), `"cuLimit"`
 /// (`"exact"`, `"uniform"` or a number), `"priorityRamp"` (true),
-/// `"leaveToOthers"` and `"followFirst"` (false).
+/// `"leaveToOthers"` and `"followFirst"` (false), and `"minPayment"`
+/// (lamports a turn must pay its sender; absent: every turn).
 fn options(v: &Value) -> Result<Options, String> {
     let mut options = Options::default();
     if let Some(w) = v.get("window") {
@@ -93,6 +94,9 @@ fn options(v: &Value) -> Result<Options, String> {
         options.follow_first = follow
             .as_bool()
             .ok_or("followFirst must be true or false")?;
+    }
+    if v.get("minPayment").is_some() {
+        options.min_payment = Some(u64_of(v, "minPayment")?);
     }
     Ok(options)
 }
@@ -303,7 +307,8 @@ fn turn_record(t: &TurnRecord) -> String {
 /// `failed` (`turn`, `signature`, `slot`, `fee`, `error`), `turnsByOthers`,
 /// `backedOff`, `backoffs` (how many times it backed off), `inFlightMost`
 /// (the most turns it had in flight at once), `leftToOthers` (it left the
-/// run to another cranker, `leaveToOthers`), `closedAfter`
+/// run to another cranker, `leaveToOthers`), `leftUnpaid` (it ended where
+/// the turns stop paying `minPayment`), `closedAfter`
 /// (closed after its last turn, before the final
 /// read), `finalStateSha256`, `text`, `fees`, `earned` (crank fees
 /// paid to the payer), `transactions`.
@@ -326,6 +331,7 @@ pub fn summary(s: &Summary) -> String {
         .num("backoffs", s.backoffs as u64)
         .num("inFlightMost", s.in_flight_most as u64)
         .bool("leftToOthers", s.left_to_others)
+        .bool("leftUnpaid", s.left_unpaid)
         .bool("closedAfter", s.closed_after)
         .str("finalStateSha256", &hex(&s.final_state_sha256))
         .str("text", &base64::encode(&s.text))

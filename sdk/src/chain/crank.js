@@ -77,6 +77,7 @@ export class CurtaReplayMismatch extends Error {
  * @property {number} backoffs how many times it did (each encounter costs at most the window it had in flight)
  * @property {number} inFlightMost the most turns it had in flight at once
  * @property {boolean} leftToOthers whether it found another cranker on the run and left the run to it (`leaveToOthers`): the run is not complete
+ * @property {boolean} leftUnpaid whether it ended where the run's turns stop paying `minPayment`: the run is not complete
  * @property {boolean} closedAfter whether the run was closed after its last turn, before the final read (by an opener taking its text): every receipt was checked
  * @property {string} finalStateSha256
  * @property {Uint8Array} text the text the run's turns added since `turnsBefore`, someone else's included (their states were checked against the replay)
@@ -93,6 +94,7 @@ export class CurtaReplayMismatch extends Error {
  * @property {'uniform' | 'exact' | number} [cuLimit] `exact` by default
  * @property {boolean} [priorityRamp] true by default
  * @property {boolean} [leaveToOthers] on finding another cranker on the run, leave the run to it (the crank returns `leftToOthers`) instead of following it; until its first turn lands it keeps one turn in flight, so the encounter costs one failed turn. A fleet's cranker moves on to another run. False by default
+ * @property {bigint} [minPayment] send only the turns that pay the payer at least this many lamports (the crank fee while the deposit lasts, then its rest, then nothing) and end where they stop (`leftUnpaid`); every turn by default
  * @property {boolean} [followFirst] start as if following another cranker: send nothing until the run has stood still for three reads (a run left to another cranker, come back to); false by default
  * @property {(turn: TurnRecord) => void} [onTurn] every landed, checked turn, in order
  * @property {(failed: FailedTurn) => void} [onFailed] every turn transaction that landed and failed (StaleTurn), whose fee was paid all the same
@@ -145,6 +147,7 @@ export async function crankRun(client, runAddress, options = {}) {
     priorityRamp: options.priorityRamp ?? true,
     leaveToOthers: options.leaveToOthers ?? false,
     followFirst: options.followFirst ?? false,
+    ...(options.minPayment === undefined ? {} : { minPayment: options.minPayment }),
   });
   const weights = model.sections.map((s) => /** @type {any} */ (s.weight));
   const started = Date.now();
@@ -199,6 +202,7 @@ export async function crankRun(client, runAddress, options = {}) {
       backoffs: Number(s.backoffs),
       inFlightMost: Number(s.inFlightMost),
       leftToOthers: s.leftToOthers,
+      leftUnpaid: s.leftUnpaid,
       closedAfter: s.closedAfter,
       finalStateSha256: s.finalStateSha256,
       text: fromBase64(s.text),
