@@ -4,6 +4,7 @@
 //! - Ctrl-C (SIGINT to the process) ends it with code 130 within a second,
 //!   printing totals that are exactly the signer's balance change, its
 //!   progress lines on the way;
+//! - a second Ctrl-C in the first's grace ends it at once (130), saying so;
 //! - piped (`curta crank 2>&1 | tee FILE` in a process group of its own,
 //!   SIGINT to the group, which kills tee): code 130 within a second too;
 //!   and a pipe whose reader is gone ends an idle cranker (code 141), which
@@ -347,6 +348,25 @@ fn a_person_runs_a_cranker() {
         said.contains(&format!("interrupted: the run {long} stays open")),
         "{said}"
     );
+
+    // Ctrl-C twice: the second ends the process at once, in the first's
+    // grace (the stopped crank looking at what it has in flight), and
+    // says so; still 130.
+    let twice = open(&curta, &model, "Twice upon a time", "48", Some(FEE));
+    let mut r = spawn(&a, &["run", "crank", &twice, "--window", "2"]);
+    wait_lines(&mut r, "2 turns landed", 2, |l| {
+        l.starts_with("turn ") && l.contains(" landed in slot ")
+    });
+    sigint(r.child.id() as i64);
+    std::thread::sleep(Duration::from_millis(100));
+    sigint(r.child.id() as i64);
+    let (status, took) = ended_within(&mut r.child, Duration::from_secs(3));
+    eprintln!("curta run crank ended {took:?} after two Ctrl-C: {status:?}");
+    assert_eq!(status.code(), Some(130));
+    let said = r.stderr.lock().unwrap().join("\n");
+    assert!(said.contains("interrupted again: stopping now"), "{said}");
+    // Closed, so the passes below find the runs they did.
+    ok(curta.json(&["run", "close", &twice]));
 
     // 2. Piped through tee, SIGINT to the whole group (tee dies first):
     // exit 130 within a second all the same.
