@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use solana_account_decoder_client_types::{UiAccount, UiAccountEncoding};
 use solana_commitment_config::CommitmentConfig;
 use solana_hash::Hash;
 use solana_instruction::Instruction;
@@ -16,7 +17,7 @@ use solana_message::Message;
 use solana_pubkey::Pubkey;
 use solana_rpc_client::nonblocking::rpc_client::RpcClient;
 use solana_rpc_client_api::client_error::ErrorKind;
-use solana_rpc_client_api::config::RpcSendTransactionConfig;
+use solana_rpc_client_api::config::{RpcAccountInfoConfig, RpcSendTransactionConfig};
 use solana_rpc_client_api::request::{RpcError, RpcRequest};
 use solana_signature::Signature;
 use solana_signer::Signer;
@@ -43,6 +44,12 @@ pub struct Cluster {
     /// make a transaction still able to land look expired, nor an expired
     /// one look alive.
     height_seen: AtomicU64,
+    /// The highest slot a transaction this client saw land (at its
+    /// commitment) landed in: every account read asks the node for a bank
+    /// at least that recent (`minContextSlot`), so that what the client
+    /// just did is in what it reads (a model right after `seal_model`
+    /// sealed, a run right after `open_run` open), whichever node answers.
+    slot_seen: AtomicU64,
 }
 
 /// A blockhash and the last block height a transaction using it can land in.
@@ -78,6 +85,16 @@ pub struct TxInfo {
 const BLOCKHASH_REUSE: Duration = Duration::from_secs(5);
 /// How often a waiting sender polls signature statuses.
 pub const POLL: Duration = Duration::from_millis(200);
+/// An account as the RPC encoded it (`read_config`'s base64+zstd).
+fn decoded(a: UiAccount, key: &Pubkey) -> Result<solana_account::Account> {
+    match a.to_account() {
+        Some(account) => Ok(account),
+        None => {
+            bail!("the RPC answered account {key} in an encoding other than the base64+zstd asked")
+        }
+    }
+}
+
 /// The most signatures one `getSignatureStatuses` takes.
 const STATUS_BATCH: usize = 256;
 /// The most accounts one `getMultipleAccounts` takes.
@@ -124,6 +141,7 @@ impl Cluster {
             blockhash: Mutex::new(None),
             lamports_per_signature: Mutex::new(None),
             height_seen: AtomicU64::new(0),
+            slot_seen: AtomicU64::new(0),
         })
     }
 
@@ -147,27 +165,47 @@ impl Cluster {
         self.payer.pubkey()
     }
 
+    /// How account reads are asked: at the commitment, from a bank no
+    /// older than `slot_seen`.
+    fn read_config(&self) -> RpcAccountInfoConfig {
+        let seen = self.slot_seen.load(Ordering::Relaxed);
+        RpcAccountInfoConfig {
+            encoding: Some(UiAccountEncoding::Base64Zstd),
+            commitment: Some(self.commitment),
+            min_context_slot: (seen > 0).then_some(seen),
+            data_slice: None,
+        }
+    }
+
+    /// Notes the slot a transaction landed in (`slot_seen`).
+    pub fn saw_slot(&self, slot: u64) {
+        self.slot_seen.fetch_max(slot, Ordering::Relaxed);
+    }
+
     /// An account, or `None` if there is none (a closed account included).
     pub async fn account(&self, key: &Pubkey) -> Result<Option<solana_account::Account>> {
-        Ok(self
+        let found = self
             .rpc
-            .get_account_with_commitment(key, self.commitment)
+            .get_ui_account_with_config(key, self.read_config())
             .await
             .context(format!("reading account {key}"))?
-            .value)
+            .value;
+        found.map(|a| decoded(a, key)).transpose()
     }
 
     /// Several accounts, in order.
     pub async fn accounts(&self, keys: &[Pubkey]) -> Result<Vec<Option<solana_account::Account>>> {
         let mut out = Vec::with_capacity(keys.len());
         for chunk in keys.chunks(ACCOUNT_BATCH) {
-            out.extend(
-                self.rpc
-                    .get_multiple_accounts_with_commitment(chunk, self.commitment)
-                    .await
-                    .context("reading accounts")?
-                    .value,
-            );
+            let found = self
+                .rpc
+                .get_multiple_ui_accounts_with_config(chunk, self.read_config())
+                .await
+                .context("reading accounts")?
+                .value;
+            for (a, key) in found.into_iter().zip(chunk) {
+                out.push(a.map(|a| decoded(a, key)).transpose()?);
+            }
         }
         Ok(out)
     }
@@ -198,12 +236,16 @@ impl Cluster {
                 json!({"memcmp": {"offset": offset, "bytes": b64.encode(bytes), "encoding": "base64"}})
             })
             .collect();
-        let params = json!([self.program_id.to_string(), {
+        let mut config = json!({
             "encoding": "base64",
             "commitment": self.commitment.commitment.to_string(),
             "dataSlice": {"offset": 0, "length": slice},
             "filters": filters,
-        }]);
+        });
+        if let Some(slot) = self.read_config().min_context_slot {
+            config["minContextSlot"] = json!(slot);
+        }
+        let params = json!([self.program_id.to_string(), config]);
         let found: Value = self
             .rpc
             .send(RpcRequest::GetProgramAccounts, params)
@@ -540,7 +582,8 @@ impl Cluster {
         Ok(waited)
     }
 
-    /// Statuses of signatures, in order (any number).
+    /// Statuses of signatures, in order (any number); the slots of those
+    /// that landed at the commitment are noted (`slot_seen`).
     pub async fn statuses(&self, sigs: &[Signature]) -> Result<Vec<Option<TransactionStatus>>> {
         let mut out = Vec::with_capacity(sigs.len());
         for chunk in sigs.chunks(STATUS_BATCH) {
@@ -551,6 +594,11 @@ impl Cluster {
                     .context("asking signature statuses")?
                     .value,
             );
+        }
+        for status in out.iter().flatten() {
+            if status.satisfies_commitment(self.commitment) {
+                self.saw_slot(status.slot);
+            }
         }
         Ok(out)
     }

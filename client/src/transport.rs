@@ -3,8 +3,10 @@
 //! exponentially growing pause, when the answer never came or came
 //! unusable: a transport error (a refused, reset or timed-out connection,
 //! a body cut short), HTTP 429 Too Many Requests (which `HttpSender`
-//! itself first retries five times, honouring `Retry-After`) and HTTP 5xx.
-//! An answer of the node's own (a JSON-RPC error: a preflight refusal, an
+//! itself first retries five times, honouring `Retry-After`) and HTTP 5xx;
+//! and a node behind the slot the client asked it to read at least
+//! (`minContextSlot`, JSON-RPC error -32016), which catches up. Any other
+//! answer of the node's own (a JSON-RPC error: a preflight refusal, an
 //! unknown account) is final and never retried.
 //!
 //! Sending any request again is safe: every call the client makes reads,
@@ -27,7 +29,7 @@ use async_trait::async_trait;
 use solana_rpc_client::http_sender::HttpSender;
 use solana_rpc_client::rpc_sender::{RpcSender, RpcTransportStats};
 use solana_rpc_client_api::client_error::{Error as ClientError, ErrorKind, Result};
-use solana_rpc_client_api::request::RpcRequest;
+use solana_rpc_client_api::request::{RpcError, RpcRequest};
 
 /// How many times, and how far apart, a request is sent again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,7 +74,13 @@ pub enum Fault {
     /// No usable answer: the connection failed, was reset or timed out,
     /// or the body was cut short or unreadable.
     Transport,
+    /// The node has not reached the request's `minContextSlot`.
+    Behind,
 }
+
+/// The JSON-RPC error of a node that has not reached a request's
+/// `minContextSlot`.
+pub const MIN_CONTEXT_SLOT_NOT_REACHED: i64 = -32016;
 
 /// Whether an error is worth a retry, and why.
 pub fn classify(e: &ClientError) -> Option<Fault> {
@@ -83,6 +91,11 @@ pub fn classify(e: &ClientError) -> Option<Fault> {
             Some(_) => None,
             None => Some(Fault::Transport),
         },
+        ErrorKind::RpcError(RpcError::RpcResponseError { code, .. })
+            if *code == MIN_CONTEXT_SLOT_NOT_REACHED =>
+        {
+            Some(Fault::Behind)
+        }
         ErrorKind::Io(_) => Some(Fault::Transport),
         ErrorKind::Middleware(_) => Some(Fault::Transport),
         _ => None,
@@ -95,6 +108,9 @@ pub fn gave_up(url: &str, fault: Fault, cause: &str, retries: u32, elapsed: Dura
         Fault::RateLimited => format!("the RPC at {url} rate-limits (HTTP 429 Too Many Requests)"),
         Fault::Unavailable(status) => format!("the RPC at {url} answers HTTP {status}"),
         Fault::Transport => format!("the RPC at {url} does not answer ({cause})"),
+        Fault::Behind => format!(
+            "the RPC at {url} stays behind the slot this client last saw a transaction land in"
+        ),
     };
     let hint = match fault {
         Fault::Transport => "; is the validator running and --url right?",
@@ -206,7 +222,7 @@ mod tests {
 
     #[test]
     fn only_missing_or_unusable_answers_are_retried() {
-        use solana_rpc_client_api::request::{RpcError, RpcResponseErrorData};
+        use solana_rpc_client_api::request::RpcResponseErrorData;
         let io: ClientError =
             std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset").into();
         assert_eq!(classify(&io), Some(Fault::Transport));
@@ -217,6 +233,13 @@ mod tests {
         }
         .into();
         assert_eq!(classify(&node), None);
+        let behind: ClientError = RpcError::RpcResponseError {
+            code: MIN_CONTEXT_SLOT_NOT_REACHED,
+            message: "Minimum context slot has not been reached".into(),
+            data: RpcResponseErrorData::Empty,
+        }
+        .into();
+        assert_eq!(classify(&behind), Some(Fault::Behind));
         let custom: ClientError = ErrorKind::Custom("x".into()).into();
         assert_eq!(classify(&custom), None);
     }

@@ -10,6 +10,9 @@
 //! - `stale_slot`: answers getSlot, getBlockHeight or getEpochInfo from an
 //!   earlier answer to the same request (at most `stale_age` old);
 //! - `stale_blockhash`: the same for getLatestBlockhash;
+//! - `behind`: answers an account read that asks for a bank at least as
+//!   recent as a slot (`minContextSlot`) as a node one slot behind it
+//!   does: JSON-RPC error -32016, without forwarding;
 //! - `rate_limit_forever`: every request answered 429;
 //! - `swallow_sends`: the next N sendTransaction answered with the
 //!   transaction's signature and never forwarded (an RPC that accepts and
@@ -50,6 +53,7 @@ pub struct Faults {
     pub cut: f64,
     pub stale_slot: f64,
     pub stale_blockhash: f64,
+    pub behind: f64,
     pub stale_age: Duration,
     pub rate_limit_forever: bool,
     pub swallow_sends: u64,
@@ -71,6 +75,7 @@ impl Default for Faults {
             cut: 0.0,
             stale_slot: 0.0,
             stale_blockhash: 0.0,
+            behind: 0.0,
             stale_age: Duration::from_secs(20),
             rate_limit_forever: false,
             swallow_sends: 0,
@@ -92,6 +97,7 @@ pub struct Counts {
     pub cut: u64,
     pub stale_slot: u64,
     pub stale_blockhash: u64,
+    pub behind: u64,
     pub swallowed: u64,
     pub held: u64,
 }
@@ -106,6 +112,7 @@ impl Counts {
             + self.cut
             + self.stale_slot
             + self.stale_blockhash
+            + self.behind
             + self.swallowed
             + self.held
     }
@@ -116,8 +123,8 @@ impl std::fmt::Display for Counts {
         write!(
             f,
             "{} requests, {} forwarded, {} faults ({} dropped, {} delayed, {} HTTP 429, {} HTTP \
-             503, {} cut mid-answer, {} stale slots, {} stale blockhashes, {} sends swallowed, {} \
-             sends held)",
+             503, {} cut mid-answer, {} stale slots, {} stale blockhashes, {} reads behind their \
+             slot, {} sends swallowed, {} sends held)",
             self.requests,
             self.forwarded,
             self.faults(),
@@ -128,6 +135,7 @@ impl std::fmt::Display for Counts {
             self.cut,
             self.stale_slot,
             self.stale_blockhash,
+            self.behind,
             self.swallowed,
             self.held
         )
@@ -153,6 +161,8 @@ enum Act {
     Status(u16),
     Cut,
     Stale(Value),
+    /// A node behind the request's `minContextSlot`.
+    Behind(u64),
     Swallow,
 }
 
@@ -191,7 +201,7 @@ impl State {
             .map(|(_, v)| v.clone())
     }
 
-    fn decide(&mut self, method: &str, key: &str) -> Act {
+    fn decide(&mut self, method: &str, key: &str, min_context_slot: Option<u64>) -> Act {
         let f = self.faults.clone();
         if f.rate_limit_forever {
             self.counts.too_many += 1;
@@ -201,6 +211,16 @@ impl State {
             self.faults.swallow_sends -= 1;
             self.counts.swallowed += 1;
             return Act::Swallow;
+        }
+        let read = matches!(
+            method,
+            "getAccountInfo" | "getMultipleAccounts" | "getProgramAccounts"
+        );
+        if let (true, Some(slot)) = (read, min_context_slot) {
+            if f.behind > 0.0 && self.draw() < f.behind {
+                self.counts.behind += 1;
+                return Act::Behind(slot);
+            }
         }
         let stale_share = match method {
             "getSlot" | "getBlockHeight" | "getEpochInfo" => f.stale_slot,
@@ -509,10 +529,13 @@ fn serve(s: &Shared, conn: TcpStream) -> io::Result<()> {
         let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         let method = req["method"].as_str().unwrap_or("").to_string();
         let key = format!("{method} {}", req["params"]);
+        let min_context_slot = req["params"]
+            .as_array()
+            .and_then(|p| p.iter().find_map(|a| a["minContextSlot"].as_u64()));
         let (act, retry_after, hold, record) = {
             let mut st = s.state();
             st.counts.requests += 1;
-            let act = st.decide(&method, &key);
+            let act = st.decide(&method, &key, min_context_slot);
             let f = &st.faults;
             (act, f.retry_after, f.hold_sends, f.record_sends)
         };
@@ -536,6 +559,18 @@ fn serve(s: &Shared, conn: TcpStream) -> io::Result<()> {
             }
             Act::Stale(mut v) => {
                 v["id"] = req["id"].clone();
+                respond(&mut w, 200, v.to_string().as_bytes(), "")?;
+                if close {
+                    return Ok(());
+                }
+                continue;
+            }
+            Act::Behind(slot) => {
+                let v = json!({"jsonrpc": "2.0", "id": req["id"], "error": {
+                    "code": -32016,
+                    "message": "Minimum context slot has not been reached",
+                    "data": {"contextSlot": slot.saturating_sub(1)},
+                }});
                 respond(&mut w, 200, v.to_string().as_bytes(), "")?;
                 if close {
                     return Ok(());
@@ -700,6 +735,32 @@ mod tests {
         let (_, v) = call(&proxy, "getBalance", 10).unwrap();
         assert_eq!(v["result"], "getBalance");
 
+        // Behind: a read naming a minContextSlot is refused as a node one
+        // slot behind it refuses it; one naming none is forwarded.
+        proxy.set_faults(Faults {
+            behind: 1.0,
+            ..Faults::default()
+        });
+        let read = |params: Value| {
+            let body =
+                json!({"jsonrpc": "2.0", "id": 11, "method": "getAccountInfo", "params": params});
+            let (_, answer) = forward(proxy.addr, body.to_string().as_bytes()).unwrap();
+            serde_json::from_slice::<Value>(&answer).unwrap()
+        };
+        let v = read(json!(["11111111111111111111111111111111", {"minContextSlot": 40}]));
+        assert_eq!(
+            (
+                v["error"]["code"].as_i64(),
+                v["error"]["data"]["contextSlot"].as_u64()
+            ),
+            (Some(-32016), Some(39)),
+            "{v}"
+        );
+        assert_eq!(v["id"], 11);
+        let v = read(json!(["11111111111111111111111111111111", {"encoding": "base64"}]));
+        assert_eq!(v["result"], "getAccountInfo");
+        assert_eq!(proxy.counts().behind, 1);
+
         proxy.set_faults(Faults {
             rate_limit_forever: true,
             retry_after: 3,
@@ -745,11 +806,11 @@ mod tests {
 
         let c = proxy.counts();
         assert_eq!((c.too_many, c.unavailable, c.dropped, c.cut), (1, 1, 1, 1));
-        assert_eq!(c.requests, 4 + 4 + 80);
-        // The stale answer, the 429, the 503 and the drop were never
-        // forwarded (the cut one was).
-        assert_eq!(c.forwarded, c.requests - 4);
-        assert_eq!(c.faults(), 5 + 2 * a);
+        assert_eq!(c.requests, 4 + 6 + 80);
+        // The stale answer, the read behind, the 429, the 503 and the drop
+        // were never forwarded (the cut one was).
+        assert_eq!(c.forwarded, c.requests - 5);
+        assert_eq!(c.faults(), 6 + 2 * a);
     }
 
     #[test]

@@ -7,7 +7,10 @@
 //! 1. Clean, through the proxy without faults: stories260K uploaded and
 //!    the golden reference run generated, the times to beat.
 //! 2. Faults, seeded: requests dropped, delayed, answered 429 and 503, cut
-//!    mid-answer, stale slots and block heights, stale blockhashes. Another
+//!    mid-answer, stale slots and block heights, stale blockhashes, account
+//!    reads refused as a node behind their `minContextSlot` refuses them
+//!    (which the client's reads must name after it saw its transactions
+//!    land, and get through). Another
 //!    upload and the reference run again: the model sealed with every
 //!    chunk written once, every turn's state the golden receipt's, every
 //!    turn landed once, the fees exactly the landed transactions' (the
@@ -56,6 +59,7 @@ fn lies(seed: u64) -> Faults {
         cut: 0.03,
         stale_slot: 0.5,
         stale_blockhash: 0.5,
+        behind: 0.3,
         ..Faults::default()
     }
 }
@@ -224,6 +228,10 @@ fn the_client_survives_an_rpc_that_lies() {
         faulted.faults() > clean.faults() + 20,
         "faults were injected"
     );
+    // The client's account reads after its transactions landed named the
+    // slot they landed in (minContextSlot), and it read again past a node
+    // behind it.
+    assert!(faulted.behind > clean.behind, "{faulted}");
 
     // 3. Blockhash expiry: a crank's first window swallowed.
     proxy.set_faults(Faults::default());
@@ -384,7 +392,7 @@ fn the_client_survives_an_rpc_that_lies() {
 fn faults_since(a: &curta_harness::proxy::Counts, b: &curta_harness::proxy::Counts) -> String {
     format!(
         "{} faults: {} dropped, {} delayed, {} HTTP 429, {} HTTP 503, {} cut mid-answer, {} stale \
-         slots, {} stale blockhashes, {} sends swallowed",
+         slots, {} stale blockhashes, {} reads behind their slot, {} sends swallowed",
         b.faults() - a.faults(),
         b.dropped - a.dropped,
         b.delayed - a.delayed,
@@ -393,6 +401,7 @@ fn faults_since(a: &curta_harness::proxy::Counts, b: &curta_harness::proxy::Coun
         b.cut - a.cut,
         b.stale_slot - a.stale_slot,
         b.stale_blockhash - a.stale_blockhash,
+        b.behind - a.behind,
         b.swallowed - a.swallowed
     )
 }

@@ -18,7 +18,7 @@ import { memoryJournal } from './journal.js';
  * @property {import('../core.js').CoreWasm | null} core
  * @property {'processed' | 'confirmed' | 'finalized'} commitment
  * @property {import('./journal.js').Journal} journal
- * @property {{ blockhash?: { value: { blockhash: any, lastValidBlockHeight: bigint }, at: number }, lamportsPerSignature?: bigint, settled?: Promise<void> }} cache
+ * @property {{ blockhash?: { value: { blockhash: any, lastValidBlockHeight: bigint }, at: number }, lamportsPerSignature?: bigint, settled?: Promise<void>, slotSeen?: bigint }} cache the last blockhash, the fee a signature, the journal settled, and the highest slot a transaction of this client landed in (account reads ask for a bank at least that recent)
  */
 
 /**

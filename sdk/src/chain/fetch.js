@@ -1,25 +1,45 @@
 // @ts-check
 // Reading the curta program's accounts from a cluster.
 
+import { isSolanaError, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_MIN_CONTEXT_SLOT_NOT_REACHED } from '@solana/kit';
+
 import { decodeConfigAccount, decodeModelAccount, decodeRunAccount, decodeWeightAccount, CurtaAccountError } from './accounts.js';
 import { fromBase64 } from './bytes.js';
-import { settle } from './transactions.js';
+import { settle, sleep } from './transactions.js';
 
 /**
  * @typedef {import('./client.js').CurtaClient} CurtaClient
  * @typedef {{ data: Uint8Array, lamports: bigint, owner: string }} RawAccount
  */
 
+/** Tries of a read the node is not yet recent enough for: 100 ms apart, doubling to 1.6 s (about 6 s in all). */
+const BEHIND_TRIES = 8;
+
 /**
- * An account's bytes, lamports and owner; null when there is none.
+ * An account's bytes, lamports and owner; null when there is none. Read
+ * from a bank no older than the last slot the client saw a transaction
+ * land in (`minContextSlot`); a node behind it is asked again, and one
+ * that stays behind is an error saying so.
  * @param {CurtaClient} client
  * @param {string} address
  * @returns {Promise<RawAccount | null>}
  */
 export async function fetchRawAccount(client, address) {
-  const { value } = await client.rpc
-    .getAccountInfo(/** @type {any} */ (address), { encoding: 'base64', commitment: client.commitment })
-    .send();
+  const minContextSlot = client.cache.slotSeen;
+  const config = { encoding: /** @type {const} */ ('base64'), commitment: client.commitment, ...(minContextSlot ? { minContextSlot } : {}) };
+  let value;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      ({ value } = await client.rpc.getAccountInfo(/** @type {any} */ (address), config).send());
+      break;
+    } catch (e) {
+      if (!isSolanaError(e, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_MIN_CONTEXT_SLOT_NOT_REACHED)) throw e;
+      if (attempt + 1 === BEHIND_TRIES) {
+        throw new Error(`the RPC stays behind slot ${minContextSlot}, where this client last saw a transaction land: reading ${address} ${BEHIND_TRIES} times did not get a bank that recent`, { cause: e });
+      }
+      await sleep(Math.min(100 * 2 ** attempt, 1600));
+    }
+  }
   if (!value) return null;
   return { data: fromBase64(/** @type {any} */ (value.data)[0]), lamports: BigInt(value.lamports), owner: value.owner };
 }

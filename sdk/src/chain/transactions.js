@@ -187,6 +187,17 @@ function satisfies(client, status) {
 }
 
 /**
+ * Notes the slot a transaction landed in: the client's account reads then
+ * ask for a bank at least that recent (`minContextSlot`, `fetchRawAccount`),
+ * so that what it just did is in what it reads, whichever node answers.
+ * @param {CurtaClient} client
+ * @param {bigint} slot
+ */
+export function sawSlot(client, slot) {
+  if (slot > (client.cache.slotSeen ?? 0n)) client.cache.slotSeen = slot;
+}
+
+/**
  * The statuses of `signatures` (null: not seen, or not yet at the client's
  * commitment; with `seen`, a transaction run without error but not yet at
  * the commitment is `{ slot, err: null, seen: true }`).
@@ -200,6 +211,7 @@ export async function statuses(client, signatures, options = {}) {
   for (let i = 0; i < signatures.length; i += 256) {
     const { value } = await client.rpc.getSignatureStatuses(/** @type {any[]} */ (signatures.slice(i, i + 256))).send();
     for (const s of value) {
+      if (s && satisfies(client, s)) sawSlot(client, BigInt(s.slot));
       if (s && satisfies(client, s)) out.push({ slot: BigInt(s.slot), err: s.err });
       else if (s && options.seen && !s.err) out.push({ slot: BigInt(s.slot), err: null, seen: true });
       else out.push(null);

@@ -218,3 +218,35 @@ test('only a run’s opener closes it, as the client core checks (core/src/clien
   });
   assert.throws(() => core.closeCheck(setup, { owner: addr(1), lamports: 1n, data: new Uint8Array(400) }), { message: `${addr(2)} is not an opened run` });
 });
+
+test('account reads name the last slot a transaction of the client landed in, and read again past a node behind it', async () => {
+  const { SolanaError, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_MIN_CONTEXT_SLOT_NOT_REACHED } = await import('@solana/kit');
+  const asked = [];
+  let behind = 2;
+  const rpc = {
+    getSignatureStatuses: () => ({ send: async () => ({ value: [{ slot: 41n, confirmationStatus: 'confirmed', err: null }, { slot: 45n, confirmationStatus: 'processed', err: null }] }) }),
+    getAccountInfo: (_address, config) => ({
+      send: async () => {
+        asked.push(config.minContextSlot);
+        if (config.minContextSlot !== undefined && behind-- > 0) {
+          throw new SolanaError(SOLANA_ERROR__JSON_RPC__SERVER_ERROR_MIN_CONTEXT_SLOT_NOT_REACHED, { __serverMessage: 'Minimum context slot has not been reached', contextSlot: 40 });
+        }
+        return { value: { data: ['AQID', 'base64'], lamports: 9n, owner: addr(3) } };
+      },
+    }),
+  };
+  const client = createCurtaClient({ rpc: /** @type {any} */ (rpc), programId: addr(3), payer: await generateKeyPairSigner() });
+  const { fetchRawAccount } = await import('../../src/chain/fetch.js');
+  const { statuses } = await import('../../src/chain/transactions.js');
+  // Before any transaction landed: no slot named.
+  assert.deepEqual((await fetchRawAccount(client, addr(4)))?.data, new Uint8Array([1, 2, 3]));
+  assert.deepEqual(asked, [undefined]);
+  // A status at the client's commitment (confirmed) sets the slot; a processed one does not.
+  await statuses(client, ['a', 'b']);
+  assert.equal(client.cache.slotSeen, 41n);
+  assert.deepEqual((await fetchRawAccount(client, addr(4)))?.lamports, 9n);
+  assert.deepEqual(asked, [undefined, 41n, 41n, 41n], 'asked again twice past the node behind slot 41');
+  // A node that stays behind: an error that says so.
+  behind = 100;
+  await assert.rejects(fetchRawAccount(client, addr(4)), /the RPC stays behind slot 41, where this client last saw a transaction land: reading .* 8 times/);
+});
