@@ -32,10 +32,10 @@ export const FLAG_SHARED_CLASSIFIER = 1;
 export const FLAG_MEASURED_CHARGES = 2;
 
 /** The default turn allowance in compute units, and the most a config may set. */
-export const DEFAULT_ALLOWANCE = 1_350_000;
+export const DEFAULT_ALLOWANCE = 1350000;
 
 /** The least turn allowance a config may set. */
-export const MIN_ALLOWANCE = 22_096;
+export const MIN_ALLOWANCE = 22096;
 
 /** The state's tag. */
 export const STATE_TAG = 'CURTAST2';
