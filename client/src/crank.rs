@@ -24,9 +24,9 @@ pub use curta_core::client::crank::{Options, Summary, TurnRecord};
 
 use crate::artifact::Artifact;
 use crate::bail;
+use crate::cluster::Cluster;
 use crate::errors::{self, Error, Result};
 use crate::model::{check_artifact, fetch_artifact, ModelInfo};
-use crate::rpc::Cluster;
 
 /// What a crank did: the core's summary, the run and its model, and the
 /// time it took.

@@ -10,9 +10,9 @@ use solana_pubkey::Pubkey;
 use solana_signature::Signature;
 
 use crate::bail;
+use crate::cluster::Cluster;
 use crate::errors::Result;
 use crate::instructions;
-use crate::rpc::Cluster;
 
 /// A delivery that landed.
 #[derive(Clone, Debug)]

@@ -22,13 +22,13 @@ use std::time::{Duration, Instant};
 use curta_core::sha256::sha256;
 
 use crate::bail;
+use crate::cluster::Cluster;
 use crate::errors::{Error, Result};
 use crate::keys;
 use crate::output::hex;
-use crate::packing;
 use crate::progress::Progress;
-use crate::rpc::Cluster;
 use crate::sender::{self, Job, Summary};
+use crate::transaction_fit;
 
 /// What a deploy did.
 #[derive(Clone, Debug)]
@@ -235,7 +235,7 @@ impl Comparison {
 /// does not hold yet.
 fn write_jobs(cluster: &Cluster, buffer: &Pubkey, so: &[u8], held: &[u8]) -> Vec<Job> {
     let payer = cluster.payer_key();
-    let chunk = packing::most_that_fit(so.len(), &payer, |n| {
+    let chunk = transaction_fit::most_that_fit(so.len(), &payer, |n| {
         vec![loader::write(buffer, &payer, 0, vec![0; n])]
     });
     curta_core::client::upload::missing_chunks(so, held, chunk)
@@ -296,7 +296,7 @@ pub async fn deploy(
             _ => bail!(
                 "a first deploy needs the program's keypair for {program_id} (the file {} or \
                  --program-keypair)",
-                crate::cluster::PROGRAM_KEYPAIR
+                crate::cli_config::PROGRAM_KEYPAIR
             ),
         }
     }

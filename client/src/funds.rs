@@ -5,9 +5,9 @@
 use solana_pubkey::Pubkey;
 
 use crate::bail;
+use crate::cluster::Cluster;
 use crate::errors::Result;
 use crate::output::sol;
-use crate::rpc::Cluster;
 
 /// What a command will spend, part by part (`rent`, `escrow`, `fees`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

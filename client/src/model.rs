@@ -7,9 +7,9 @@ use solana_pubkey::Pubkey;
 
 use crate::artifact::Artifact;
 use crate::bail;
+use crate::cluster::Cluster;
 use crate::errors::{Error, Result};
 use crate::instructions::ModelKeys;
-use crate::rpc::Cluster;
 
 /// A config account, read.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! what the chain holds and the artifact, with no I/O inside. Executors
 //! send them: the RPC executor (`upload`, `runs`, `crank`, through
 //! `sender`: windowed and journaled) and the harness's program-test
-//! executor (`harness/src/chain.rs`), so the SBF-VM tests send the very
+//! executor (`harness/src/program_test.rs`), so the SBF-VM tests send the very
 //! transactions `curta` sends. The fuzz target's emulated runtime builds
 //! its transactions with the same instruction codec (`curta_core::protocol`)
 //! but in the orders and with the accounts its input chooses, which a plan
@@ -15,7 +15,7 @@ use solana_instruction::Instruction;
 use solana_pubkey::Pubkey;
 
 use crate::instructions::{self as ix, ModelKeys, ModelParams};
-use crate::packing;
+use crate::transaction_fit;
 
 /// One transaction of a plan.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,8 +95,8 @@ pub fn bind_weight(
 /// The most weight bytes one `write` transaction carries, `payer` paying
 /// and no compute-budget instruction: 986 today when the owner pays (as
 /// `curta` does), less when another payer signs too.
-pub fn write_chunk(program: &Pubkey, keys: &ModelKeys, payer: &Pubkey) -> usize {
-    packing::most_that_fit(protocol::MAX_ACCOUNT_LEN, payer, |n| {
+pub fn most_write_bytes(program: &Pubkey, keys: &ModelKeys, payer: &Pubkey) -> usize {
+    transaction_fit::most_that_fit(protocol::MAX_ACCOUNT_LEN, payer, |n| {
         vec![ix::write(
             program,
             &keys.model,

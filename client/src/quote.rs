@@ -8,12 +8,12 @@ use curta_core::protocol::run::CrankFee;
 use solana_pubkey::Pubkey;
 
 use crate::artifact::Artifact;
+use crate::cluster::Cluster;
 use crate::crank::{LimitPolicy, Options};
 use crate::errors::{Error, Result};
 use crate::funds::Needed;
 use crate::instructions::ModelKeys;
-use crate::packing;
-use crate::rpc::Cluster;
+use crate::transaction_fit;
 
 pub use curta_core::client::quote::Quote;
 
@@ -50,9 +50,10 @@ pub fn account_len(artifact: &Artifact, params: &RunParams) -> Result<usize> {
     )?)
 }
 
-/// What pricing a run needs besides its parameters.
+/// What the CLI knows of a run's pricing besides its parameters; `quote` adds
+/// the opening's transactions and the rent for the client core's `Prices`.
 #[derive(Clone, Copy, Debug)]
-pub struct Prices {
+pub struct QuoteInputs {
     pub allowance: u32,
     pub royalty: u64,
     pub lamports_per_signature: u64,
@@ -131,7 +132,12 @@ pub async fn turn_cost(cluster: &Cluster, allowance: u32, opts: &Options) -> Res
 /// Prices a run (the client core's `quote`); `rent` is the rent of its
 /// account (`Quote::account_len` bytes, which `account_len` gives
 /// beforehand). The opening's transactions are this client's packing.
-pub fn quote(artifact: &Artifact, params: &RunParams, prices: &Prices, rent: u64) -> Result<Quote> {
+pub fn quote(
+    artifact: &Artifact,
+    params: &RunParams,
+    prices: &QuoteInputs,
+    rent: u64,
+) -> Result<Quote> {
     let m = artifact.metadata();
     crate::params::check_context(m.config, m.bytes, params)?;
     // The opening's transactions, sized with stand-in keys.
@@ -158,7 +164,7 @@ pub fn quote(artifact: &Artifact, params: &RunParams, prices: &Prices, rent: u64
     );
     // The deposit's size does not change the opening's: a stand-in.
     let crank = CrankFee::for_turns(prices.crank_fee, 1);
-    let open = packing::open_run_transactions(
+    let open = transaction_fit::open_run_transactions(
         &program,
         &keys,
         &run_key,

@@ -15,16 +15,16 @@ use solana_pubkey::Pubkey;
 use solana_signer::Signer;
 
 use crate::bail;
+use crate::cluster::Cluster;
 use crate::errors::{Error, Result};
 use crate::funds::{self, Needed};
 use crate::instructions as ix;
 use crate::keys::{self, RunSeed};
 use crate::model::ModelInfo;
 use crate::output::sol;
-use crate::packing;
 use crate::params::Params;
-use crate::rpc::Cluster;
 use crate::sender::Summary;
+use crate::transaction_fit;
 
 /// What opening did.
 #[derive(Clone, Debug)]
@@ -135,7 +135,7 @@ pub async fn open(
             &cluster.program_id,
         )
     });
-    let txs = packing::open_transactions(
+    let txs = transaction_fit::open_transactions(
         &cluster.program_id,
         &model.keys,
         &run_key,

@@ -16,9 +16,9 @@ use solana_keypair::Keypair;
 use solana_signature::Signature;
 
 use crate::bail;
+use crate::cluster::{Cluster, POLL};
 use crate::errors::Result;
 use crate::progress::Progress;
-use crate::rpc::{Cluster, POLL};
 
 /// One transaction to land: its instructions and the signers they need
 /// besides the payer.

@@ -8,11 +8,11 @@ use solana_pubkey::Pubkey;
 use solana_signer::Signer;
 
 use crate::bail;
+use crate::cluster::Cluster;
 use crate::errors::Result;
 use crate::instructions as ix;
 use crate::keys;
 use crate::model::{read_config, ConfigInfo};
-use crate::rpc::Cluster;
 
 /// The signer's own config account (`keys::config`).
 pub fn default_config(cluster: &Cluster) -> Pubkey {

@@ -22,6 +22,7 @@ use solana_signer::Signer;
 
 use crate::artifact::Artifact;
 use crate::bail;
+use crate::cluster::Cluster;
 use crate::errors::{Error, Result};
 use crate::funds::Needed;
 use crate::instructions::{ModelKeys, ModelParams};
@@ -29,7 +30,6 @@ use crate::keys;
 use crate::model::{parse_model, read_config, ModelInfo};
 use crate::plans;
 use crate::progress::Progress;
-use crate::rpc::Cluster;
 use crate::sender::{self, Job, Summary};
 
 /// What an upload did.

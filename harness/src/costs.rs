@@ -22,9 +22,9 @@ use solana_keypair::Keypair;
 use solana_pubkey::Pubkey;
 use solana_signer::Signer;
 
-use crate::chain::{self, Chain, PROGRAM_ID};
 use crate::manifest::RunSpec;
 use crate::models::{artifact, metadata};
+use crate::program_test::{self, Chain, PROGRAM_ID};
 
 /// The probe account: room for about 8,000 marks a turn.
 const PROBE_LEN: usize = 64 * 1024;
@@ -110,8 +110,8 @@ pub async fn measure(spec: &RunSpec) -> Vec<TurnCosts> {
     let art = artifact(&spec.model);
     let m = metadata(&art);
     let (admin, owner, opener) = (Keypair::new(), Keypair::new(), Keypair::new());
-    let (pt, keys) = chain::preload(
-        chain::program_test_of("curta_program_probe"),
+    let (pt, keys) = program_test::preload(
+        program_test::program_test_of("curta_program_probe"),
         &admin.pubkey(),
         CHARGES.allowance,
         &art,

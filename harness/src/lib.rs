@@ -6,12 +6,11 @@
 //! - `manifest`: the runs, read from `golden/manifest.json`.
 //! - `receipt`: golden receipts, one small text file per run.
 //! - `native`: the native replay.
-//! - `chain`: the solana-program-test driver: accounts, upload, turns.
+//! - `program_test`: the solana-program-test driver: accounts, upload, turns.
 //! - `localnet`: a `curta-localnet` validator as a child process, for tests.
 //! - `curta`: the `curta` command line as a process, against a validator.
 //! - `proxy`: a fault-injecting JSON-RPC proxy in front of a validator.
 
-pub mod chain;
 pub mod costs;
 pub mod cu_report;
 pub mod curta;
@@ -19,6 +18,7 @@ pub mod localnet;
 pub mod manifest;
 pub mod models;
 pub mod native;
+pub mod program_test;
 pub mod proxy;
 pub mod receipt;
 pub mod replay;

@@ -13,10 +13,10 @@ use curta_core::{output_text, output_tokens, StateInfo};
 use solana_keypair::Keypair;
 use solana_signer::Signer;
 
-use crate::chain::{self, Chain};
 use crate::manifest::RunSpec;
 use crate::models::{artifact, metadata};
 use crate::native;
+use crate::program_test::{self, Chain};
 use crate::receipt::{Receipt, TurnRecord};
 use crate::sha256_hex;
 use crate::wasm::WasmCore;
@@ -76,7 +76,7 @@ pub async fn replay(spec: &RunSpec, golden: Option<&Receipt>, wasm: &mut WasmCor
     let owner = Keypair::new();
     let opener = Keypair::new();
     let royalty = 1;
-    let (pt, keys) = chain::preloaded_bank(
+    let (pt, keys) = program_test::preloaded_bank(
         &admin.pubkey(),
         CHARGES.allowance,
         &art,

@@ -9,10 +9,10 @@ use solana_keypair::Keypair;
 use solana_pubkey::Pubkey;
 use solana_signer::Signer;
 
-use crate::chain::{self, Chain};
 use crate::manifest::RunSpec;
 use crate::models::{artifact, metadata};
 use crate::native;
+use crate::program_test::{self, Chain};
 
 /// The models whose slope the reports give: each shape's largest matrix.
 pub const MODELS: [&str; 4] = [
@@ -90,14 +90,14 @@ pub async fn measure(model: &str) -> Slope {
     let admin = Keypair::new();
     let owner = Keypair::new();
     let (pt, keys) =
-        chain::preloaded_bank(&admin.pubkey(), allowances[0], &art, &owner.pubkey(), 0);
+        program_test::preloaded_bank(&admin.pubkey(), allowances[0], &art, &owner.pubkey(), 0);
     let run_key = Pubkey::new_unique();
     let mut c = Chain::start(pt).await;
     c.fund(&owner.pubkey(), 1_000_000_000).await;
     let mut program_cu = [0u64; 2];
     for (cu, &a) in program_cu.iter_mut().zip(&allowances) {
         // The run's allowance is the one its turns are cut under.
-        let run_account = chain::preloaded_run(&keys, &owner.pubkey(), &cfg, &state, a);
+        let run_account = program_test::preloaded_run(&keys, &owner.pubkey(), &cfg, &state, a);
         c.ctx.set_account(&run_key, &run_account.into());
         let out = c.turn(&keys, &run_key, &cfg, a).await;
         assert_eq!(out.result, Ok(()), "slope turn: {:#?}", out.logs);

@@ -19,8 +19,8 @@ use curta_core::protocol::{
     HASH_CHUNK, SEAL_BYTES_PER_CALL,
 };
 use curta_core::{Config, StateInfo};
-use curta_harness::chain::{self, PROGRAM_ID};
 use curta_harness::models::{artifact, metadata, section};
+use curta_harness::program_test::{self, PROGRAM_ID};
 use solana_keypair::Keypair;
 use solana_pubkey::Pubkey;
 use solana_signer::Signer;
@@ -56,7 +56,7 @@ async fn initialization_needs_the_new_accounts_signature() {
     // A model account: the attacker cannot make it theirs.
     let art = artifact("stories260K");
     let m = metadata(&art);
-    let params = chain::model_params(&m, ROYALTY);
+    let params = program_test::model_params(&m, ROYALTY);
     let sections = m.section_count();
     let victim_model = e.chain.create(model::len(sections), 0).await;
     let mut take = ix::init_model(
@@ -102,13 +102,13 @@ async fn initialization_needs_the_new_accounts_signature() {
     let s = spec(b"Once upon a time", 4, 0, 0);
     let size = curta_core::state_size(e.cfg, s.prompt.len(), s.max_tokens).unwrap();
     let victim_run = e.chain.create(run::HEADER_LEN + size, ROYALTY * 4).await;
-    let mut take = chain::open_run_ix(&e.keys, &victim_run.pubkey(), &attacker.pubkey(), &s);
+    let mut take = program_test::open_run_ix(&e.keys, &victim_run.pubkey(), &attacker.pubkey(), &s);
     take.accounts[2].is_signer = false;
     e.refused(&[take], &[&attacker], err(CurtaError::MissingSigner))
         .await;
     // Its creator opens it, and could instead have reclaimed it.
     let opener = e.opener.insecure_clone();
-    let open = chain::open_run_ix(&e.keys, &victim_run.pubkey(), &opener.pubkey(), &s);
+    let open = program_test::open_run_ix(&e.keys, &victim_run.pubkey(), &opener.pubkey(), &s);
     e.ok(&[open], &[&victim_run, &opener]).await;
     let data = e.chain.data(&victim_run.pubkey()).await;
     assert_eq!(
@@ -129,7 +129,7 @@ async fn cancel(e: &mut Env, run_key: &Pubkey) {
     assert_eq!(r.escrow() + r.paid(), r.deposited());
     let before = e.chain.lamports(&opener.pubkey()).await;
     e.ok(
-        &[chain::close_run_ix(run_key, &opener.pubkey())],
+        &[program_test::close_run_ix(run_key, &opener.pubkey())],
         &[&opener],
     )
     .await;
@@ -219,7 +219,7 @@ async fn a_failed_seal_leaves_the_model_writable_and_a_fix_seals_it() {
         .chain
         .init_model(&Keypair::new(), &config, &m, &owner, ROYALTY)
         .await;
-    let sections = chain::sections_of(&art);
+    let sections = program_test::sections_of(&art);
     // Section 1 with one byte wrong, section zero not an artifact at all.
     let mut wrong = sections[1].to_vec();
     wrong[100] ^= 1;
@@ -240,7 +240,7 @@ async fn a_failed_seal_leaves_the_model_writable_and_a_fix_seals_it() {
 
     // Nothing sealed yet: the model cannot be.
     e.refused(
-        &[chain::seal_model_ix(&keys)],
+        &[program_test::seal_model_ix(&keys)],
         &[&owner],
         err(CurtaError::SectionsNotSealed),
     )
@@ -316,7 +316,7 @@ async fn a_failed_seal_leaves_the_model_writable_and_a_fix_seals_it() {
         err(CurtaError::SectionSealed),
     )
     .await;
-    e.ok(&[chain::seal_model_ix(&keys)], &[&owner]).await;
+    e.ok(&[program_test::seal_model_ix(&keys)], &[&owner]).await;
     e.refused(&[write], &[&owner], err(CurtaError::ModelNotWritable))
         .await;
     let data = e.chain.data(&keys.model).await;
@@ -381,7 +381,7 @@ async fn a_model_is_retired_and_closed_and_its_runs_only_cancelled() {
             12 * ROYALTY,
         )
         .await;
-    let open = chain::open_run_ix(&keys, &run_kp.pubkey(), &opener.pubkey(), &s);
+    let open = program_test::open_run_ix(&keys, &run_kp.pubkey(), &opener.pubkey(), &s);
     e.refused(
         &[create, open],
         &[&run_kp, &opener],
@@ -418,14 +418,14 @@ async fn a_closed_account_cannot_be_revived_in_the_same_transaction() {
     let s = spec(b"Once upon a time", 4, 0, 0);
     let size = run::HEADER_LEN + curta_core::state_size(e.cfg, s.prompt.len(), 4).unwrap();
     let (run_kp, create) = e.chain.create_ix(size, 4 * ROYALTY).await;
-    let open = chain::open_run_ix(&e.keys, &run_kp.pubkey(), &opener.pubkey(), &s);
+    let open = program_test::open_run_ix(&e.keys, &run_kp.pubkey(), &opener.pubkey(), &s);
     e.ok(&[create, open.clone()], &[&run_kp, &opener]).await;
     let ix0 = e.turn_ix(&run_kp.pubkey()).await;
     e.ok(&[ix0], &[]).await;
 
     // Close, refund, reopen over the old buffers: the closed account is
     // the System program's, empty, and can be nothing else.
-    let close = chain::close_run_ix(&run_kp.pubkey(), &opener.pubkey());
+    let close = program_test::close_run_ix(&run_kp.pubkey(), &opener.pubkey());
     let held = e.chain.lamports(&run_kp.pubkey()).await;
     let refund = transfer(&payer, &run_kp.pubkey(), held);
     e.refused(
@@ -444,7 +444,7 @@ async fn a_closed_account_cannot_be_revived_in_the_same_transaction() {
     // The same for a model: closed, it cannot be initialized again.
     let owner = e.owner.insecure_clone();
     let art = artifact("stories260K");
-    let params = chain::model_params(&metadata(&art), ROYALTY);
+    let params = program_test::model_params(&metadata(&art), ROYALTY);
     let (model_kp, create) = e.chain.create_ix(model::len(3), 0).await;
     let init = ix::init_model(
         &PROGRAM_ID,
@@ -481,7 +481,7 @@ async fn a_run_is_never_its_own_opener_and_unopened_accounts_are_reclaimed() {
     // Opened by itself, a run would pay itself back on closing and be left
     // funded and untagged: refused.
     let (run_kp, create) = e.chain.create_ix(size, 4 * ROYALTY).await;
-    let own = chain::open_run_ix(&e.keys, &run_kp.pubkey(), &run_kp.pubkey(), &s);
+    let own = program_test::open_run_ix(&e.keys, &run_kp.pubkey(), &run_kp.pubkey(), &s);
     e.refused(
         &[create, own],
         &[&run_kp],
@@ -490,7 +490,7 @@ async fn a_run_is_never_its_own_opener_and_unopened_accounts_are_reclaimed() {
     .await;
     // Opened properly, it cannot be closed into itself either.
     let run_key = e.open(&s).await;
-    let mut into_itself = chain::close_run_ix(&run_key, &run_key);
+    let mut into_itself = program_test::close_run_ix(&run_key, &run_key);
     into_itself.accounts[1].is_signer = false;
     e.refused(&[into_itself], &[], err(CurtaError::MissingSigner))
         .await;
@@ -520,7 +520,7 @@ async fn a_run_is_never_its_own_opener_and_unopened_accounts_are_reclaimed() {
     assert_eq!(e.chain.account(&stray.pubkey()).await, None);
     // An initialized account is not reclaimable, even by its own key.
     let (run_kp, create) = e.chain.create_ix(size, 4 * ROYALTY).await;
-    let open = chain::open_run_ix(&e.keys, &run_kp.pubkey(), &opener.pubkey(), &s);
+    let open = program_test::open_run_ix(&e.keys, &run_kp.pubkey(), &opener.pubkey(), &s);
     e.ok(&[create, open], &[&run_kp, &opener]).await;
     e.refused(
         &[ix::reclaim(&PROGRAM_ID, &run_kp.pubkey(), &recipient)],
@@ -639,7 +639,7 @@ async fn a_model_with_more_sections_than_one_transaction_can_hold() {
         };
         e.chain.seal_section(&keys, i, &bytes, &owner).await;
     }
-    e.ok(&[chain::seal_model_ix(&keys)], &[&owner]).await;
+    e.ok(&[program_test::seal_model_ix(&keys)], &[&owner]).await;
     let data = e.chain.data(&keys.model).await;
     let mm = ModelAccount::read(&data).unwrap();
     assert_eq!((mm.status(), mm.section_count()), (model::SEALED, 9));
@@ -704,7 +704,7 @@ async fn a_model_created_again_at_its_address_never_turns_an_older_run() {
         .chain
         .create_ix(run::HEADER_LEN + size, ROYALTY * 12)
         .await;
-    let open = chain::open_run_ix(&keys, &run_kp.pubkey(), &opener.pubkey(), &s);
+    let open = program_test::open_run_ix(&keys, &run_kp.pubkey(), &opener.pubkey(), &s);
     e.ok(&[create, open], &[&run_kp, &opener]).await;
     let run_key = run_kp.pubkey();
     let data = e.chain.data(&run_key).await;
@@ -756,7 +756,7 @@ async fn a_model_created_again_at_its_address_never_turns_an_older_run() {
             .chain
             .create_ix(run::HEADER_LEN + size, 2 * ROYALTY * 12)
             .await;
-        let open = chain::open_run_ix(&seen, &run_kp.pubkey(), &opener.pubkey(), &s);
+        let open = program_test::open_run_ix(&seen, &run_kp.pubkey(), &opener.pubkey(), &s);
         e.refused(&[create, open], &[&run_kp, &opener], err(code))
             .await;
     }
@@ -765,7 +765,7 @@ async fn a_model_created_again_at_its_address_never_turns_an_older_run() {
         .chain
         .create_ix(run::HEADER_LEN + size, 2 * ROYALTY * 12)
         .await;
-    let open = chain::open_run_ix(&pricier, &run_kp.pubkey(), &opener.pubkey(), &s);
+    let open = program_test::open_run_ix(&pricier, &run_kp.pubkey(), &opener.pubkey(), &s);
     e.ok(&[create, open], &[&run_kp, &opener]).await;
     let data = e.chain.data(&run_kp.pubkey()).await;
     let r = RunAccount::read(&data).unwrap();
@@ -811,7 +811,7 @@ async fn the_opener_states_the_royalty_and_the_model_it_accepts() {
             .chain
             .create_ix(run::HEADER_LEN + size, 4 * (ROYALTY + 1))
             .await;
-        let open = chain::open_run_ix(&seen, &run_kp.pubkey(), &opener.pubkey(), &s);
+        let open = program_test::open_run_ix(&seen, &run_kp.pubkey(), &opener.pubkey(), &s);
         e.refused(&[create, open], &[&run_kp, &opener], err(code))
             .await;
     }
@@ -905,7 +905,7 @@ async fn a_model_seals_only_the_section_zero_of_its_own_charge_table() {
     let data = e.chain.data(&keys.model).await;
     let flags = ModelAccount::read(&data).unwrap().flags();
     assert_eq!(flags & curta_core::format::FLAG_MEASURED_CHARGES, 2);
-    let zero = chain::sections_of(&spec)[0].to_vec();
+    let zero = program_test::sections_of(&spec)[0].to_vec();
     e.chain.write_section(&keys, 0, &zero, &owner).await;
     let seal = ix::seal_section(
         &PROGRAM_ID,
@@ -916,7 +916,7 @@ async fn a_model_seals_only_the_section_zero_of_its_own_charge_table() {
     );
     e.refused(&[seal], &[&owner], err(CurtaError::WrongConfig))
         .await;
-    let zero = chain::sections_of(&measured)[0];
+    let zero = program_test::sections_of(&measured)[0];
     e.chain.write_section(&keys, 0, zero, &owner).await;
     e.chain.seal_section(&keys, 0, zero, &owner).await;
 }
@@ -956,7 +956,7 @@ async fn a_closed_config_returns_its_rent_and_leaves_every_other_account_closabl
             12 * ROYALTY,
         )
         .await;
-    let open = chain::open_run_ix(&keys, &run_kp.pubkey(), &e.opener.pubkey(), &s);
+    let open = program_test::open_run_ix(&keys, &run_kp.pubkey(), &e.opener.pubkey(), &s);
     let opener = e.opener.insecure_clone();
     e.refused(
         &[create, open],

@@ -40,10 +40,10 @@ async fn every_chunk_costs_at_most_its_charge() {
 async fn a_turn_of_attention_at_full_context_stays_within_its_plan() {
     use curta_core::planner::{self, CHARGES};
     use curta_core::state::{field, Header, Phase};
-    use curta_harness::chain::{self, Chain};
     use curta_harness::manifest::RunSpec;
     use curta_harness::models::{artifact, metadata};
     use curta_harness::native;
+    use curta_harness::program_test::{self, Chain};
     use solana_keypair::Keypair;
     use solana_pubkey::Pubkey;
     use solana_signer::Signer;
@@ -82,12 +82,12 @@ async fn a_turn_of_attention_at_full_context_stays_within_its_plan() {
 
     let (admin, owner) = (Keypair::new(), Keypair::new());
     let (pt, keys) =
-        chain::preloaded_bank(&admin.pubkey(), CHARGES.allowance, &art, &owner.pubkey(), 0);
+        program_test::preloaded_bank(&admin.pubkey(), CHARGES.allowance, &art, &owner.pubkey(), 0);
     let mut c = Chain::start(pt).await;
     c.fund(&owner.pubkey(), 1_000_000_000).await;
     let run_key = Pubkey::new_unique();
     let account =
-        chain::preloaded_run(&keys, &owner.pubkey(), &m.config, &state, CHARGES.allowance);
+        program_test::preloaded_run(&keys, &owner.pubkey(), &m.config, &state, CHARGES.allowance);
     c.ctx.set_account(&run_key, &account.into());
     let out = c.turn(&keys, &run_key, &m.config, CHARGES.allowance).await;
     assert_eq!(out.result, Ok(()), "{:#?}", out.logs);

@@ -12,9 +12,9 @@ use curta_core::planner::CHARGES;
 use curta_core::protocol::run::{self, CrankFee, Expected, Refusal};
 use curta_core::protocol::{CurtaError, RunAccount};
 use curta_core::{output_text, output_tokens, StateInfo};
-use curta_harness::chain::{self, PROGRAM_ID};
 use curta_harness::manifest::RunSpec;
 use curta_harness::models::artifact;
+use curta_harness::program_test::{self, PROGRAM_ID};
 use solana_account::Account;
 use solana_keypair::Keypair;
 use solana_pubkey::Pubkey;
@@ -25,7 +25,7 @@ const FEE: u64 = 7_000;
 /// The turns a run takes: the native replay's.
 fn turns_of(s: &RunSpec) -> u64 {
     let art = artifact("stories260K");
-    let start = initial_state(&art, &chain::run_params(s)).unwrap();
+    let start = initial_state(&art, &program_test::run_params(s)).unwrap();
     replay(&art, &start, CHARGES.allowance).unwrap().steps.len() as u64
 }
 
@@ -208,7 +208,7 @@ async fn deposits_that_overflow_are_refused_at_opening() {
             &e.keys,
             &run_kp.pubkey(),
             &e.opener.pubkey(),
-            &chain::run_params(&s),
+            &program_test::run_params(&s),
             &CrankFee { fee: 1, deposit },
             0,
         );
@@ -230,7 +230,7 @@ async fn deposits_that_overflow_are_refused_at_opening() {
         &e.keys,
         &run_kp.pubkey(),
         &e.opener.pubkey(),
-        &chain::run_params(&s),
+        &program_test::run_params(&s),
         &CrankFee {
             fee: 500,
             deposit: 1_000,

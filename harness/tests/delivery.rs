@@ -34,9 +34,9 @@ use curta_core::protocol::callback::{self, CallbackAccount, CallbackInit};
 use curta_core::protocol::run::{self, CrankFee, Expected};
 use curta_core::protocol::{CurtaError, RunAccount};
 use curta_core::StateInfo;
-use curta_harness::chain::{self, Chain, PROGRAM_ID};
 use curta_harness::manifest::RunSpec;
 use curta_harness::models::{artifact, metadata};
+use curta_harness::program_test::{self, Chain, PROGRAM_ID};
 use probe::*;
 use solana_account::{Account, AccountSharedData};
 use solana_compute_budget_interface::ComputeBudgetInstruction;
@@ -81,7 +81,7 @@ fn the_spec() -> RunSpec {
 /// The turns a run of `the_spec` takes: the native replay's.
 fn turns() -> u64 {
     let art = artifact("stories260K");
-    let start = initial_state(&art, &chain::run_params(&the_spec())).unwrap();
+    let start = initial_state(&art, &program_test::run_params(&the_spec())).unwrap();
     replay(&art, &start, CHARGES.allowance).unwrap().steps.len() as u64
 }
 
@@ -97,9 +97,9 @@ async fn bank() -> Env {
     let owner = Keypair::new();
     let opener = Keypair::new();
     let art = artifact("stories260K");
-    let mut pt = chain::program_test();
+    let mut pt = program_test::program_test();
     pt.add_program("curta_callback_probe", PROBE_ID, None);
-    let (pt, keys) = chain::preload(
+    let (pt, keys) = program_test::preload(
         pt,
         &admin.pubkey(),
         CHARGES.allowance,
@@ -315,7 +315,7 @@ async fn open(e: &mut Env, run_kp: &Keypair, record: &[u8], fee: u64, crank: &Cr
         &e.keys,
         &run_kp.pubkey(),
         &opener.pubkey(),
-        &chain::run_params(&s),
+        &program_test::run_params(&s),
         crank,
         0,
         &Funding {
@@ -374,7 +374,7 @@ async fn close_gets_everything(e: &mut Env, run_key: &Pubkey, size: usize) {
     let opener = e.opener.insecure_clone();
     let before = e.chain.lamports(&opener.pubkey()).await;
     e.ok(
-        &[chain::close_run_ix(run_key, &opener.pubkey())],
+        &[program_test::close_run_ix(run_key, &opener.pubkey())],
         &[&opener],
     )
     .await;
@@ -981,7 +981,7 @@ fn open_ixs(
         &e.keys,
         &run_kp.pubkey(),
         &e.opener.pubkey(),
-        &chain::run_params(&s),
+        &program_test::run_params(&s),
         crank,
         0,
         &Funding { callback: rec, fee },

@@ -17,10 +17,10 @@ use curta_core::planner::CHARGES;
 use curta_core::protocol::run::CrankFee;
 use curta_core::protocol::{self, run, CurtaError, Instruction as Ix, TurnEvent};
 use curta_core::{output_text, output_tokens};
-use curta_harness::chain::{self, Chain, CU_LIMIT, PROGRAM_ID};
 use curta_harness::manifest::RunSpec;
 use curta_harness::models::{artifact, metadata};
 use curta_harness::native;
+use curta_harness::program_test::{self, Chain, CU_LIMIT, PROGRAM_ID};
 use solana_instruction::{AccountMeta, Instruction};
 use solana_keypair::Keypair;
 use solana_pubkey::Pubkey;
@@ -31,7 +31,7 @@ async fn reference_run_through_the_upload_path_matches_native_turn_by_turn() {
     let art = artifact("stories260K");
     let m = metadata(&art);
     let cfg = m.config;
-    let mut chain = Chain::start(chain::program_test()).await;
+    let mut chain = Chain::start(program_test::program_test()).await;
     let admin = Keypair::new();
     let owner = Keypair::new();
     let opener = Keypair::new();
@@ -137,7 +137,7 @@ async fn reference_run_through_the_upload_path_matches_native_turn_by_turn() {
     let opener_before = chain.lamports(&opener.pubkey()).await;
     let out = chain
         .send(
-            &[chain::close_run_ix(&run_key, &opener.pubkey())],
+            &[program_test::close_run_ix(&run_key, &opener.pubkey())],
             &[&opener],
         )
         .await;
@@ -237,7 +237,7 @@ async fn run_and_turn_errors() {
 
     // Weight accounts of another model and another section.
     let other_owner = Keypair::new();
-    let (other, accounts) = chain::preloaded_model(
+    let (other, accounts) = program_test::preloaded_model(
         &config,
         &artifact("stories260K"),
         &other_owner.pubkey(),
@@ -270,16 +270,16 @@ async fn run_and_turn_errors() {
     let stranger = Keypair::new();
     e.chain.fund(&stranger.pubkey(), 1_000_000_000).await;
     e.refused(
-        &[chain::close_run_ix(&run_key, &stranger.pubkey())],
+        &[program_test::close_run_ix(&run_key, &stranger.pubkey())],
         &[&stranger],
         err(CurtaError::Unauthorized),
     )
     .await;
-    let mut unsigned = chain::close_run_ix(&run_key, &opener.pubkey());
+    let mut unsigned = program_test::close_run_ix(&run_key, &opener.pubkey());
     unsigned.accounts[1].is_signer = false;
     e.refused(&[unsigned], &[], err(CurtaError::MissingSigner))
         .await;
-    let mut readonly = chain::close_run_ix(&run_key, &opener.pubkey());
+    let mut readonly = program_test::close_run_ix(&run_key, &opener.pubkey());
     readonly.accounts[1].is_writable = false;
     e.refused(&[readonly], &[&opener], err(CurtaError::NotWritable))
         .await;
@@ -303,7 +303,7 @@ async fn open_run_errors() {
             .create_ix(run::HEADER_LEN + size + extra_len, escrow)
             .await;
         let opener = e.opener.insecure_clone();
-        let open = chain::open_run_ix(&e.keys, &run_kp.pubkey(), &opener.pubkey(), s);
+        let open = program_test::open_run_ix(&e.keys, &run_kp.pubkey(), &opener.pubkey(), s);
         e.refused(&[create, open], &[&run_kp, &opener], code).await;
     }
     try_open(&mut e, &ok, funded - 1, 0, err(CurtaError::EscrowTooSmall)).await;
@@ -361,7 +361,7 @@ async fn open_run_errors() {
         &keys,
         &run_kp.pubkey(),
         &opener.pubkey(),
-        &chain::run_params(&long),
+        &program_test::run_params(&long),
         &CrankFee::default(),
         1000,
     );
@@ -381,11 +381,11 @@ async fn open_run_errors() {
         .await;
 
     // Signers, kind, reuse.
-    let mut unsigned = chain::open_run_ix(&keys, &run_kp.pubkey(), &opener.pubkey(), &ok);
+    let mut unsigned = program_test::open_run_ix(&keys, &run_kp.pubkey(), &opener.pubkey(), &ok);
     unsigned.accounts[3].is_signer = false;
     e.refused(&[unsigned], &[&run_kp], err(CurtaError::MissingSigner))
         .await;
-    let mut kind = chain::open_run_ix(&keys, &run_kp.pubkey(), &opener.pubkey(), &ok);
+    let mut kind = program_test::open_run_ix(&keys, &run_kp.pubkey(), &opener.pubkey(), &ok);
     kind.accounts[1].pubkey = keys.weights[0];
     e.refused(
         &[kind],
@@ -399,7 +399,7 @@ async fn open_run_errors() {
     let run_kp = e.chain.create(run::HEADER_LEN + size, funded).await;
     let stage = ix::write_prompt(&PROGRAM_ID, &run_kp.pubkey(), 0, &[b'z'; 40]);
     e.ok(std::slice::from_ref(&stage), &[&run_kp]).await;
-    let open = chain::open_run_ix(&keys, &run_kp.pubkey(), &opener.pubkey(), &ok);
+    let open = program_test::open_run_ix(&keys, &run_kp.pubkey(), &opener.pubkey(), &ok);
     e.ok(&[open], &[&run_kp, &opener]).await;
     let art = artifact("stories260K");
     let native = native::open(&metadata(&art), &ok);
@@ -408,7 +408,7 @@ async fn open_run_errors() {
         .await;
     // Without its key, an opened run cannot even be named as a new one.
     let opened = e.open(&ok).await;
-    let mut again = chain::open_run_ix(&keys, &opened, &opener.pubkey(), &ok);
+    let mut again = program_test::open_run_ix(&keys, &opened, &opener.pubkey(), &ok);
     again.accounts[2].is_signer = false;
     e.refused(&[again], &[&opener], err(CurtaError::MissingSigner))
         .await;
@@ -516,7 +516,7 @@ async fn a_runs_allowance_is_fixed_at_opening() {
     let (keys, cfg, admin) = (e.keys.clone(), e.cfg, e.admin.insecure_clone());
     let art = artifact("stories260K");
     let s = spec(b"Once upon a time", 4, 0, 0);
-    let start = initial_state(&art, &chain::run_params(&s)).unwrap();
+    let start = initial_state(&art, &program_test::run_params(&s)).unwrap();
     let quoted = replay(&art, &start, CHARGES.allowance).unwrap();
     let lower = replay(&art, &start, LOWER).unwrap();
     let turns = quoted.steps.len() as u64;
@@ -646,7 +646,7 @@ async fn arithmetic_overflow_and_rent_read_exactly() {
         &synthetic_tokenizer(TINY.vocab_size),
     )
     .unwrap();
-    let (keys, accounts) = chain::preloaded_model(&config, &tiny, &owner.pubkey(), 1);
+    let (keys, accounts) = program_test::preloaded_model(&config, &tiny, &owner.pubkey(), 1);
     for (k, a) in accounts {
         e.chain.ctx.set_account(&k, &a.into());
     }
@@ -679,7 +679,7 @@ async fn arithmetic_overflow_and_rent_read_exactly() {
     let s = spec(b"Once", 2, 0, 0);
     let size = curta_core::state_size(e.cfg, 4, 2).unwrap();
     let run_kp = e.chain.create(run::HEADER_LEN + size, 10_000).await;
-    let ix = chain::open_run_ix(&e.keys, &run_kp.pubkey(), &opener.pubkey(), &s);
+    let ix = program_test::open_run_ix(&e.keys, &run_kp.pubkey(), &opener.pubkey(), &s);
     e.refused(&[ix], &[&run_kp, &opener], err(CurtaError::UnsupportedRent))
         .await;
     let _: Pubkey = run_key;
@@ -697,7 +697,7 @@ async fn setup_instructions_fit_the_default_compute_limit() {
     let owner = e.owner.insecure_clone();
     let art = artifact("stories260K");
     let m = metadata(&art);
-    let params = chain::model_params(&m, ROYALTY);
+    let params = program_test::model_params(&m, ROYALTY);
     let (model_kp, create) = e
         .chain
         .create_ix(protocol::model::len(m.section_count()), 0)
@@ -726,12 +726,12 @@ async fn setup_instructions_fit_the_default_compute_limit() {
         weights.push(w.pubkey());
     }
     let keys = e.chain.model_keys(&model_kp.pubkey()).await;
-    for (i, bytes) in chain::sections_of(&art).iter().enumerate() {
+    for (i, bytes) in program_test::sections_of(&art).iter().enumerate() {
         e.chain.write_section(&keys, i, bytes, &owner).await;
         e.chain.seal_section(&keys, i, bytes, &owner).await;
     }
     let seal_cu = e
-        .ok(&[chain::seal_model_ix(&keys)], &[&owner])
+        .ok(&[program_test::seal_model_ix(&keys)], &[&owner])
         .await
         .program_cu;
 
@@ -747,7 +747,7 @@ async fn setup_instructions_fit_the_default_compute_limit() {
         &keys,
         &run_kp.pubkey(),
         &opener.pubkey(),
-        &chain::run_params(&long),
+        &program_test::run_params(&long),
         &CrankFee::default(),
         700,
     );

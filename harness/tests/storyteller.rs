@@ -22,8 +22,8 @@ use curta_core::planner::CHARGES;
 use curta_core::protocol::run::CrankFee;
 use curta_core::protocol::{run, CurtaError, RunAccount};
 use curta_core::{Config, StateInfo};
-use curta_harness::chain::{self, Chain, CU_LIMIT, PROGRAM_ID};
 use curta_harness::models::{artifact, metadata};
+use curta_harness::program_test::{self, Chain, CU_LIMIT, PROGRAM_ID};
 use curta_harness::storyteller::Storyteller;
 use curta_storyteller::state::{self as story, SEED};
 use curta_storyteller::StoryError;
@@ -109,10 +109,12 @@ impl Bank {
         let owner_key = Keypair::new();
         let owner = owner_key.pubkey();
         let art = artifact("stories260K");
-        let mut pt = chain::program_test();
+        let mut pt = program_test::program_test();
         pt.add_program("curta_storyteller", STORYTELLER_ID, None);
-        let (mut pt, keys) = chain::preload(pt, &admin, CHARGES.allowance, &art, (&owner, ROYALTY));
-        let (other, accounts) = chain::preloaded_model(&keys.config_account, &art, &owner, ROYALTY);
+        let (mut pt, keys) =
+            program_test::preload(pt, &admin, CHARGES.allowance, &art, (&owner, ROYALTY));
+        let (other, accounts) =
+            program_test::preloaded_model(&keys.config_account, &art, &owner, ROYALTY);
         for (k, a) in accounts {
             pt.add_account(k, a);
         }

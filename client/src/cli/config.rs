@@ -5,7 +5,7 @@ use solana_pubkey::Pubkey;
 
 use super::args::ConfigCommand;
 use super::{addr, Globals};
-use crate::cluster;
+use crate::cli_config;
 use crate::errors::Result;
 use crate::model::{self, ConfigInfo};
 use crate::output::{sol, thousands, Outcome};
@@ -96,7 +96,7 @@ pub async fn run(g: &Globals, cmd: &ConfigCommand) -> Result<()> {
             return Ok(());
         }
         ConfigCommand::SetAdmin { new_admin, config } => {
-            let new_admin = cluster::load_keypair(new_admin, "new admin")?;
+            let new_admin = cli_config::load_keypair(new_admin, "new admin")?;
             Shown {
                 info: settings::set_admin(c, &which(config)?, &new_admin).await?,
                 created: None,

@@ -15,12 +15,12 @@ use super::run::Pass;
 use super::Globals;
 use curta_core::client::delivery::Delivery;
 
+use crate::cluster::Cluster;
 use crate::crank::{self, Cranked, TurnRecord};
 use crate::deliver;
 use crate::errors::Result;
 use crate::output::{count, sol, Outcome};
 use crate::progress::Ticker;
-use crate::rpc::Cluster;
 
 /// What a cranker did since it started.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

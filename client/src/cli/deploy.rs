@@ -9,7 +9,7 @@ use solana_signer::Signer;
 
 use super::args::SendArgs;
 use super::Globals;
-use crate::cluster;
+use crate::cli_config;
 use crate::deploy::{self, Comparison, Deployed};
 use crate::errors::{Error, Result};
 use crate::output::{hex, sol, thousands, Outcome};
@@ -49,7 +49,7 @@ pub async fn deploy(
     program_keypair: Option<&Path>,
     send: &SendArgs,
 ) -> Result<()> {
-    let so_path = so.map_or_else(|| PathBuf::from(cluster::PROGRAM_SO), Path::to_path_buf);
+    let so_path = so.map_or_else(|| PathBuf::from(cli_config::PROGRAM_SO), Path::to_path_buf);
     let bytes = std::fs::read(&so_path).map_err(|e| {
         Error::new(format!(
             "cannot read {}: {e} (build it with `make build-sbf`)",
@@ -71,9 +71,9 @@ fn program_keypair_for_deploy(
     g: &Globals,
     path: Option<&Path>,
 ) -> Result<(Option<Keypair>, Pubkey)> {
-    let path = path.unwrap_or(Path::new(cluster::PROGRAM_KEYPAIR));
+    let path = path.unwrap_or(Path::new(cli_config::PROGRAM_KEYPAIR));
     let keypair = if path.is_file() {
-        Some(cluster::load_keypair(path, "program")?)
+        Some(cli_config::load_keypair(path, "program")?)
     } else if g.program_id.is_none() {
         let k = Keypair::new();
         if let Some(dir) = path.parent() {
@@ -88,7 +88,7 @@ fn program_keypair_for_deploy(
         None
     };
     let id = match &g.program_id {
-        Some(p) => cluster::address_or_keypair(p, "--program-id")?,
+        Some(p) => cli_config::address_or_keypair(p, "--program-id")?,
         None => keypair
             .as_ref()
             .map(|k| k.pubkey())
@@ -133,7 +133,7 @@ impl Outcome for Verified {
 }
 
 pub async fn verify(g: &Globals, so: Option<&Path>) -> Result<()> {
-    let so_path = so.map_or_else(|| PathBuf::from(cluster::PROGRAM_SO), Path::to_path_buf);
+    let so_path = so.map_or_else(|| PathBuf::from(cli_config::PROGRAM_SO), Path::to_path_buf);
     let bytes = std::fs::read(&so_path)
         .map_err(|e| Error::new(format!("cannot read {}: {e}", so_path.display())))?;
     let c = g.connect().await?;

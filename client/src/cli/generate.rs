@@ -13,14 +13,14 @@ use super::run::{crank_with_progress, stays_open, stays_open_words};
 use super::{addr, Globals};
 use crate::artifact::Artifact;
 use crate::bail;
+use crate::cluster::Cluster;
 use crate::crank::{self, Cranked};
 use crate::errors::{Error, Result};
 use crate::interrupt::LeavesOpen;
 use crate::model::{self, ModelInfo};
 use crate::output::{count, sol, Outcome};
 use crate::params::Params;
-use crate::quote::{self, Needs, Prices, Quote};
-use crate::rpc::Cluster;
+use crate::quote::{self, Needs, Quote, QuoteInputs};
 use crate::runs::{self, Opened};
 use crate::sender::Summary;
 
@@ -89,12 +89,12 @@ pub(super) async fn price(
     artifact: &Artifact,
     params: &Params,
     crank: &CrankArgs,
-) -> Result<(Prices, Quote)> {
+) -> Result<(QuoteInputs, Quote)> {
     params.check(&model.config)?;
     let allowance = model::read_config(c, &model.keys.config_account)
         .await?
         .allowance;
-    let prices = Prices {
+    let prices = QuoteInputs {
         allowance,
         royalty: model.royalty,
         lamports_per_signature: c.lamports_per_signature().await?,

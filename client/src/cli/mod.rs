@@ -32,11 +32,11 @@ use solana_pubkey::Pubkey;
 use solana_signer::Signer;
 
 use crate::bail;
-use crate::cluster::{self, CliConfig};
+use crate::cli_config::{self, CliConfig};
+use crate::cluster::Cluster;
 use crate::errors::Result;
 use crate::journal;
 use crate::output::{self, Outcome, OutputFormat};
-use crate::rpc::Cluster;
 
 use args::{Cli, Command};
 
@@ -93,7 +93,7 @@ pub(crate) struct Globals {
 impl Globals {
     fn new(cli: &Cli) -> Result<Globals> {
         let config = CliConfig::load();
-        let url = cluster::resolve_url(
+        let url = cli_config::resolve_url(
             cli.url
                 .as_deref()
                 .or(config.json_rpc_url.as_deref())
@@ -105,7 +105,7 @@ impl Globals {
                 .keypair
                 .clone()
                 .or(config.keypair_path)
-                .unwrap_or_else(cluster::default_keypair_path),
+                .unwrap_or_else(cli_config::default_keypair_path),
             commitment: cli
                 .commitment
                 .clone()
@@ -134,18 +134,18 @@ impl Globals {
             None => bail!(
                 "no program id: give --program-id, or run from the repository after `curta \
                  deploy` (which creates {})",
-                cluster::PROGRAM_KEYPAIR
+                cli_config::PROGRAM_KEYPAIR
             ),
         }
     }
 
     fn configured_program_id(&self) -> Result<Option<Pubkey>> {
         if let Some(p) = &self.program_id {
-            return cluster::address_or_keypair(p, "--program-id").map(Some);
+            return cli_config::address_or_keypair(p, "--program-id").map(Some);
         }
-        let path = Path::new(cluster::PROGRAM_KEYPAIR);
+        let path = Path::new(cli_config::PROGRAM_KEYPAIR);
         match path.is_file() {
-            true => Ok(Some(cluster::load_keypair(path, "program")?.pubkey())),
+            true => Ok(Some(cli_config::load_keypair(path, "program")?.pubkey())),
             false => Ok(None),
         }
     }
@@ -153,7 +153,7 @@ impl Globals {
     /// The signer's keypair, read (and checked) before anything is created
     /// or sent.
     fn signer(&self) -> Result<solana_keypair::Keypair> {
-        cluster::load_keypair(&self.keypair, "signer")
+        cli_config::load_keypair(&self.keypair, "signer")
     }
 
     /// Connects to the cluster for the curta program.
@@ -168,7 +168,7 @@ impl Globals {
         if let Some(p) = self.configured_program_id()? {
             return self.connect_to(p).await;
         }
-        let commitment = cluster::parse_commitment(&self.commitment)?;
+        let commitment = cli_config::parse_commitment(&self.commitment)?;
         match Cluster::owner_of(&self.url, commitment, account).await? {
             None => bail!(
                 "there is no {what} account at {account} on {} (and no --program-id to say \
@@ -189,7 +189,7 @@ impl Globals {
     async fn connect_to(&self, program_id: Pubkey) -> Result<&Cluster> {
         self.cluster
             .get_or_try_init(|| async {
-                let commitment = cluster::parse_commitment(&self.commitment)?;
+                let commitment = cli_config::parse_commitment(&self.commitment)?;
                 let payer = self.signer()?;
                 let url = self.url.clone();
                 let c =
@@ -224,7 +224,7 @@ fn read_only(command: &Command) -> bool {
 }
 
 fn addr(text: &str, what: &str) -> Result<Pubkey> {
-    cluster::parse_address(text, what)
+    cli_config::parse_address(text, what)
 }
 
 async fn run(cli: &Cli) -> Result<()> {

@@ -8,13 +8,13 @@ use super::args::ModelCommand;
 use super::{addr, Globals};
 use crate::artifact::Artifact;
 use crate::bail;
+use crate::cluster::Cluster;
 use crate::errors::Result;
 use crate::funds;
 use crate::interrupt::LeavesOpen;
 use crate::keys;
 use crate::model::{self, ModelInfo};
 use crate::output::{count, hex, sol, thousands, Outcome};
-use crate::rpc::Cluster;
 use crate::settings;
 use crate::upload::{self, Uploaded};
 

@@ -8,12 +8,12 @@ use serde_json::{json, Value};
 use super::args::{CrankArgs, RunArgs};
 use super::Globals;
 use crate::artifact::Artifact;
-use crate::cluster;
+use crate::cli_config;
 use crate::errors::{Error, Result};
 use crate::model;
 use crate::output::{sol, thousands, Outcome};
 use crate::params::{self, Params};
-use crate::quote::{self, Needs, Prices, Quote};
+use crate::quote::{self, Needs, Quote, QuoteInputs};
 use crate::settings;
 
 /// A quote, what it prices, the crank fee it recommends (with what that
@@ -137,7 +137,7 @@ pub async fn run(
 ) -> Result<()> {
     let params = run.params()?;
     let path = Path::new(target);
-    let prices = |allowance, royalty, lamports_per_signature| Prices {
+    let prices = |allowance, royalty, lamports_per_signature| QuoteInputs {
         allowance,
         royalty,
         lamports_per_signature,
@@ -165,7 +165,7 @@ pub async fn run(
             balance: None,
         }
     } else {
-        let key = cluster::parse_address(target, "the quote's target").map_err(|_| {
+        let key = cli_config::parse_address(target, "the quote's target").map_err(|_| {
             Error::new(format!(
                 "{target:?} is neither a file nor a model's address"
             ))

@@ -12,6 +12,7 @@ use super::args::{CrankArgs, RunCommand};
 use super::cranker::Fleet;
 use super::{addr, Globals};
 use crate::artifact::Artifact;
+use crate::cluster::Cluster;
 use crate::crank::{self, Cranked, TurnRecord};
 use crate::deliver;
 use crate::errors::{Error, Result};
@@ -19,7 +20,6 @@ use crate::model;
 use crate::output::{count, hex, sol, thousands, Outcome};
 use crate::params;
 use crate::progress::{self, Progress};
-use crate::rpc::Cluster;
 use crate::runs::{self, Opened, RunView};
 
 pub async fn run(g: &Globals, cmd: &RunCommand) -> Result<()> {

@@ -13,7 +13,7 @@ use solana_signer::Signer;
 
 use super::Globals;
 use crate::bail;
-use crate::cluster;
+use crate::cli_config;
 use crate::errors::{Context, Error, Result};
 use crate::output::{sol, Outcome, LAMPORTS_PER_SOL};
 
@@ -43,14 +43,14 @@ pub fn parse_sol(text: &str) -> Result<u64> {
 impl Globals {
     /// A plain RPC connection: no program, no signer needed.
     fn rpc(&self) -> Result<RpcClient> {
-        let commitment = cluster::parse_commitment(&self.commitment)?;
+        let commitment = cli_config::parse_commitment(&self.commitment)?;
         Ok(RpcClient::new_with_commitment(self.url.clone(), commitment))
     }
 
     /// An address given, else the signer's.
     fn address_or_signer(&self, given: Option<&str>) -> Result<Pubkey> {
         match given {
-            Some(text) => cluster::address_or_keypair(text, "the address"),
+            Some(text) => cli_config::address_or_keypair(text, "the address"),
             None => Ok(self.signer()?.pubkey()),
         }
     }
@@ -166,7 +166,7 @@ pub async fn airdrop(g: &Globals, amount: &str, to: Option<&str>) -> Result<()> 
                 AIRDROP_WAIT.as_secs()
             );
         }
-        tokio::time::sleep(crate::rpc::POLL).await;
+        tokio::time::sleep(crate::cluster::POLL).await;
     }
     let balance = rpc
         .get_balance(&to)

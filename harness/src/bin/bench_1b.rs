@@ -143,9 +143,9 @@ fn main() -> ExitCode {
 /// as `--account` files (each account's JSON, its data in base64), the
 /// program at its harness address, then `curta generate`.
 fn on_localnet() -> Result<String, String> {
-    use curta_harness::chain::{self, PROGRAM_ID};
     use curta_harness::curta::Curta;
     use curta_harness::localnet::Localnet;
+    use curta_harness::program_test::{self, PROGRAM_ID};
 
     let art = artifact(MODEL);
     let m = metadata(&art);
@@ -156,8 +156,8 @@ fn on_localnet() -> Result<String, String> {
         .map_err(|e| format!("{}: {e}", dir.display()))?;
     let admin = solana_pubkey::Pubkey::new_unique();
     let (config, config_account) =
-        chain::preloaded_config(&admin, curta_core::planner::CHARGES.allowance);
-    let (keys, accounts) = chain::preloaded_model(&config, &art, &admin, 0);
+        program_test::preloaded_config(&admin, curta_core::planner::CHARGES.allowance);
+    let (keys, accounts) = program_test::preloaded_model(&config, &art, &admin, 0);
     let so = curta_harness::deploy_dir().join("curta_program.so");
     let mut builder = Localnet::builder()
         .bpf_program(PROGRAM_ID.to_string(), so)

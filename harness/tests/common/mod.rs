@@ -7,9 +7,9 @@ use curta_client::instructions::ModelKeys;
 use curta_core::planner::CHARGES;
 use curta_core::protocol::{CurtaError, CORE_ERROR_BASE};
 use curta_core::{Config, StateInfo};
-use curta_harness::chain::{self, Chain, Outcome};
 use curta_harness::manifest::RunSpec;
 use curta_harness::models::{artifact, metadata};
+use curta_harness::program_test::{self, Chain, Outcome};
 use solana_instruction::Instruction;
 use solana_keypair::Keypair;
 use solana_pubkey::Pubkey;
@@ -53,7 +53,7 @@ pub async fn env() -> Env {
     let owner = Keypair::new();
     let opener = Keypair::new();
     let art = artifact("stories260K");
-    let (pt, keys) = chain::preloaded_bank(
+    let (pt, keys) = program_test::preloaded_bank(
         &admin.pubkey(),
         CHARGES.allowance,
         &art,
@@ -148,7 +148,7 @@ impl Env {
 
     /// The run's state.
     pub async fn state(&mut self, run_key: &Pubkey) -> Vec<u8> {
-        chain::state_of(&self.chain.data(run_key).await).to_vec()
+        program_test::state_of(&self.chain.data(run_key).await).to_vec()
     }
 
     /// Turns until the run is complete.

@@ -4,8 +4,8 @@
 use std::sync::Once;
 
 use curta_client::instructions::{self as ix, ModelKeys, ModelParams};
-use curta_client::packing::{self, PACKET_DATA_SIZE};
 use curta_client::plans;
+use curta_client::transaction_fit::{self, PACKET_DATA_SIZE};
 use curta_core::format::Layout;
 use curta_core::inference::RunParams;
 use curta_core::protocol::run::CrankFee;
@@ -205,7 +205,7 @@ impl Chain {
             break;
         }
         let logs = out.metadata.map(|m| m.log_messages).unwrap_or_default();
-        let program_cu = curta_client::rpc::program_units(&logs, &PROGRAM_ID);
+        let program_cu = curta_client::cluster::program_units(&logs, &PROGRAM_ID);
         Outcome {
             result: out.result,
             program_cu,
@@ -431,7 +431,7 @@ impl Chain {
     ) {
         let data = self.data(&keys.weights[i]).await;
         let held = protocol::WeightAccount(&data).bytes().to_vec();
-        let chunk = plans::write_chunk(&PROGRAM_ID, keys, &self.payer().pubkey());
+        let chunk = plans::most_write_bytes(&PROGRAM_ID, keys, &self.payer().pubkey());
         for write in plans::writes(&PROGRAM_ID, keys, i, bytes, &held, chunk) {
             let out = self.send_exact(&write.instructions, &[owner]).await;
             assert_eq!(out.result, Ok(()), "{}: {:#?}", write.what, out.logs);
@@ -441,7 +441,7 @@ impl Chain {
     /// A run account sized for `spec`, funded with rent plus `escrow` plus
     /// `crank`'s deposit, created and opened by `opener` as a client does: in one
     /// transaction, or with the prompt staged first when it is too long
-    /// (`packing::open_run_transactions`). The outcome is the last
+    /// (`transaction_fit::open_run_transactions`). The outcome is the last
     /// transaction's.
     pub async fn open_run(
         &mut self,
@@ -458,7 +458,7 @@ impl Chain {
         let (run_account, create) = self.create_ix(run::HEADER_LEN + size, held).await;
         let params = run_params(spec);
         let payer = self.payer().pubkey();
-        let txs = packing::open_run_transactions(
+        let txs = transaction_fit::open_run_transactions(
             &PROGRAM_ID,
             keys,
             &run_account.pubkey(),

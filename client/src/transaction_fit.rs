@@ -148,7 +148,7 @@ mod tests {
     fn documented_sizes() {
         // The core's chunk, the owner paying, is what fits here.
         let (program, owner) = (Pubkey::new_unique(), Pubkey::new_unique());
-        let most = crate::plans::write_chunk(&program, &ModelKeys { owner, ..keys() }, &owner);
+        let most = crate::plans::most_write_bytes(&program, &ModelKeys { owner, ..keys() }, &owner);
         assert_eq!(packing::write_chunk(Version::Legacy), most);
         let (program, payer) = (Pubkey::new_unique(), Pubkey::new_unique());
         let k = keys();
