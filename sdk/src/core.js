@@ -117,6 +117,7 @@ export const EXPORTS = Object.freeze([
   'artifact_check',
   'artifact_assemble',
   'crank_fee_advice',
+  'session_key_funding',
   'delivery_plan',
 ]);
 
@@ -165,6 +166,7 @@ export const EXPORTS = Object.freeze([
  * @property {(artifact: number, artifactLength: number, prompt: number, promptLength: number, setup: number, setupLength: number) => number} quote_run
  * @property {(text: number, textLength: number) => bigint} decimal_q16
  * @property {(turnFee: bigint, pricedByCluster: number) => number} crank_fee_advice
+ * @property {(what: number, whatLength: number) => number} session_key_funding
  * @property {(data: number, dataLength: number) => number} delivery_plan
  */
 
@@ -573,6 +575,20 @@ export class CoreWasm {
   crankFeeAdvice(turnFee) {
     const { reply } = this.callJson(this.exports.crank_fee_advice, [BigInt.asUintN(64, turnFee), 1], []);
     return { fee: BigInt(reply.fee), basis: reply.basis };
+  }
+
+  /**
+   * What a wallet sends a session key for a run (`client::session_key`):
+   * with crankers, the key's close and transfer back; else the run's
+   * deposit, every fee, half the fees again for resent turns and the
+   * transfer back; both with the key's rent exemption.
+   * @param {{ deposit: bigint, fees: bigint, lamportsPerSignature: bigint, keyRent: bigint, crankers: boolean }} what
+   * @returns {bigint}
+   */
+  sessionKeyFunding(what) {
+    const { status, reply } = this.callJson(this.exports.session_key_funding, [], [what]);
+    if (status !== 0) throw new RangeError(reply.error);
+    return BigInt(reply.funding);
   }
 
   /**

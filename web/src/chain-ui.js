@@ -8,7 +8,6 @@ import {
   DEFAULT_ALLOWANCE,
   MAX_PROMPT_BYTES,
   checkArtifact,
-  closeRun,
   crankRun,
   createCurtaClient,
   fetchArtifact,
@@ -25,6 +24,8 @@ import {
   replayFromParams,
   runAccountSigner,
   sendAndConfirm,
+  sendBack,
+  sessionKeyFunding,
   uploadModel,
 } from '@curta/sdk';
 import { $, formatNumber, letPaint, setFacts, setProgress, setStatus, showTab } from './dom.js';
@@ -446,7 +447,7 @@ async function showQuote(client, model, input) {
   let q = await quoteRun(client, model.address, runParamsOf(input), { artifact });
   const crankFee = crankers ? crankFeeOf(q.recommendedCrankFee) : 0n;
   if (crankFee > 0n) q = await quoteRun(client, model.address, { ...runParamsOf(input), crankFee }, { artifact });
-  const fund = fundingFor(q, await keyRent(client), crankers);
+  const fund = await sessionKeyFunding(client, q, { crankers });
   setFacts('quote-info', [
     ['turns', `${formatNumber(q.turns)} (${formatNumber(q.tokens)} tokens)`],
     ['transactions', `${formatNumber(q.transactions)} (${formatNumber(q.openTransactions)} to open, ${formatNumber(q.turns)} turns, 1 to close)`],
@@ -475,23 +476,6 @@ async function showQuote(client, model, input) {
   return q;
 }
 
-/**
- * What the wallet sends the session key: with crankers, the fees of the
- * close and of the transfer back (the wallet's own transaction opens the
- * run and pays its deposits); else the run's deposits and every fee it
- * pays, with room for resent turns; and the key's own rent exemption (a
- * fee payer must stay rent-exempt while it holds anything). What is not
- * spent comes back at the end.
- * @param {Awaited<ReturnType<typeof quoteRun>>} q
- * @param {bigint} keyRent the cluster's rent exemption for an account of no data
- * @param {boolean} crankers whether crankers send the turns
- */
-function fundingFor(q, keyRent, crankers) {
-  const perSignature = q.signatures > 0 ? q.baseFees / BigInt(q.signatures) : 5000n;
-  if (crankers) return perSignature * 2n + keyRent;
-  return q.deposit + q.fees + perSignature + (q.fees + 1n) / 2n + keyRent;
-}
-
 /** Whether the run is left to crankers ("Sign once and let crankers finish"). */
 function crankersWanted() {
   return /** @type {HTMLInputElement} */ ($('let-crankers')).checked;
@@ -508,11 +492,6 @@ function crankFeeOf(recommended) {
     throw new Error(`The crank fee must be a whole number of lamports from 1 to 2^64 − 1, not "${text}".`);
   }
   return BigInt(text);
-}
-
-/** @param {import('@curta/sdk').CurtaClient} client */
-async function keyRent(client) {
-  return BigInt(await client.rpc.getMinimumBalanceForRentExemption(0n).send());
 }
 
 /**
@@ -549,7 +528,7 @@ async function generate(page, timing) {
     clickedAt: performance.timeOrigin + timing.clicked,
   });
   const sessionKey = await sessionSigner(session);
-  const amount = fundingFor(q, await keyRent(readClient), q.crankFee > 0n);
+  const amount = await sessionKeyFunding(readClient, q, { crankers: q.crankFee > 0n });
   if (q.crankFee > 0n) {
     // One wallet transaction opens the run with its deposits, the session
     // key its opener (so that it can close it unasked), and funds the key
@@ -868,34 +847,19 @@ async function workUntilStopped(page, session, w) {
 }
 
 /**
- * Closes the session's run (its rent and unspent escrow come back to the
- * key) and sends everything the key holds to the wallet that funded it,
- * less that transfer's fee; then forgets the key.
+ * Closes the session's run and sends everything the key holds back to the
+ * wallet that funded it (the SDK's `sendBack`); then forgets the key.
  * @param {import('@curta/sdk').CurtaClient} client the session key's
  * @param {import('./session-key.js').SessionRecord} session
  * @param {string | undefined} runAddress
  */
 async function giveBack(client, session, runAddress) {
-  let fees = 0n;
-  let perSignature = 5000n;
-  if (runAddress && (await client.rpc.getAccountInfo(/** @type {any} */ (runAddress), { commitment: 'confirmed', encoding: 'base64', dataSlice: { offset: 0, length: 0 } }).send()).value) {
-    setStatus('Closing the run; its rent and unspent escrow come back to the session key…');
-    const closed = await closeRun(client, runAddress);
-    fees += closed.fee;
-    perSignature = closed.fee;
-  }
-  const { value: balance } = await client.rpc.getBalance(client.payer.address, { commitment: 'confirmed' }).send();
-  let sent = 0n;
-  if (balance > perSignature) {
-    sent = balance - perSignature;
-    await sendAndConfirm(client, 'sending back what is left', [
-      getTransferSolInstruction({ source: client.payer, destination: /** @type {any} */ (session.owner), amount: sent }),
-    ]);
-    fees += perSignature;
-  }
+  const back = await sendBack(client, session.owner, runAddress, {
+    onClosing: () => setStatus('Closing the run; its rent and unspent escrow come back to the session key…'),
+  });
   await updateSession(session, { phase: 'done' });
   await endSession();
-  return { fees, sent };
+  return back;
 }
 
 /**

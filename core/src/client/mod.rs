@@ -20,6 +20,7 @@
 //! | `opening` | Opening and closing a run as functions of what the chain holds: the next step, the deposit |
 //! | `upload` | An upload as a function of what the chain holds: the next step |
 //! | `quote` | What a run will cost before it is opened |
+//! | `session_key` | What a wallet funds a session key with, and what the key sends back |
 //! | `wire` | Just enough JSON; the crank's setup, events, actions and summary and the receipts in it, for hosts across the WebAssembly interface |
 
 pub mod artifact;
@@ -37,5 +38,6 @@ pub mod params;
 pub mod quote;
 pub mod receipt;
 pub mod replay;
+pub mod session_key;
 pub mod upload;
 pub mod wire;

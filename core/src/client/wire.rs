@@ -751,3 +751,17 @@ pub fn closing_setup(v: &Value) -> Result<ClosingSetup, String> {
         held,
     })
 }
+
+/// A session key's funding (`session_key::funding`): `{"deposit", "fees",
+/// "lamportsPerSignature", "keyRent", "crankers"}`.
+pub fn session_key_funding(v: &Value) -> Result<(u64, u64, super::session_key::Funding), String> {
+    let crankers = field(v, "crankers")?
+        .as_bool()
+        .ok_or("crankers must be true or false")?;
+    let funding = super::session_key::Funding {
+        lamports_per_signature: u64_of(v, "lamportsPerSignature")?,
+        key_rent: u64_of(v, "keyRent")?,
+        crankers,
+    };
+    Ok((u64_of(v, "deposit")?, u64_of(v, "fees")?, funding))
+}

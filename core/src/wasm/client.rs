@@ -20,6 +20,9 @@
 //!   of a transaction's logs as every client quotes it in an error.
 //! - `crank_fee_advice(turn_fee, priced_by_cluster)`: the crank fee to
 //!   offer and its basis in words (`client::budget`).
+//! - `session_key_funding(what, what_length)`: what a wallet sends a
+//!   session key for a run (`client::session_key`): `{"deposit", "fees",
+//!   "lamportsPerSignature", "keyRent", "crankers"}` in, `{"funding"}` out.
 //! - `decimal_q16(text, text_length)`: a decimal temperature with 16
 //!   fractional bits (`client::params::decimal_q16`), or `u64::MAX` for
 //!   text that is not one; no JSON.
@@ -701,6 +704,32 @@ pub unsafe extern "C" fn upload_estimate(
             .finish(),
     );
     0
+}
+
+/// What a wallet sends a session key for a run (`client::session_key`):
+/// the JSON `what` (`wire::session_key_funding`) in; 0 and `{"funding"}`,
+/// or 1 and `{"error": words}`.
+///
+/// # Safety
+/// The caller's contract (the module comment of `wasm`).
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn session_key_funding(what: usize, what_length: usize) -> u32 {
+    use crate::client::session_key::funding;
+    // SAFETY: the contract of the export; the buffer is only read.
+    let (deposit, fees, f) =
+        match unsafe { document(what, what_length) }.and_then(|v| wire::session_key_funding(&v)) {
+            Ok(parts) => parts,
+            Err(words) => return error(&words),
+        };
+    match funding(deposit, fees, &f) {
+        Some(lamports) => {
+            reply(Object::default().big("funding", lamports).finish());
+            0
+        }
+        None => error(&format!(
+            "a deposit of {deposit} and fees of {fees} lamports add up to more than 2^64 - 1"
+        )),
+    }
 }
 
 /// Replies the crank fee to offer for turns whose message costs

@@ -250,3 +250,11 @@ test('account reads name the last slot a transaction of the client landed in, an
   behind = 100;
   await assert.rejects(fetchRawAccount(client, addr(4)), /the RPC stays behind slot 41, where this client last saw a transaction land: reading .* 8 times/);
 });
+
+test('a session key is funded with the client core’s sum (core/src/client/session_key.rs tests the same cases)', () => {
+  const f = { lamportsPerSignature: 5000n, keyRent: 890_880n };
+  assert.equal(core.sessionKeyFunding({ deposit: 1_000_000n, fees: 100_001n, ...f, crankers: false }), 1_000_000n + 100_001n + 5000n + 50_001n + 890_880n);
+  assert.equal(core.sessionKeyFunding({ deposit: 1_000_000n, fees: 100_001n, ...f, crankers: true }), 10_000n + 890_880n);
+  assert.throws(() => core.sessionKeyFunding({ deposit: (1n << 64n) - 1n, fees: 1n, ...f, crankers: false }), /a deposit of 18446744073709551615 and fees of 1 lamports add up to more than 2\^64 - 1/);
+  assert.throws(() => core.sessionKeyFunding({ deposit: 1n, fees: 1n, ...f, crankers: 'yes' }), /crankers must be true or false/);
+});
