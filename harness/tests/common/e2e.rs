@@ -33,9 +33,9 @@ pub fn start() -> Localnet {
 /// A `curta-localnet` with these flags besides its defaults.
 ///
 /// It keeps its whole history: these tests read every transaction of a
-/// run after it ends ([`history`]), and with the default 10,000 shreds the
-/// ledger's cleanup deletes old slots as soon as RocksDB flushes, which a
-/// restart does at once (their `getTransaction` is then null).
+/// run after it ends ([`history`]), and at the default 10,000 shreds the
+/// ledger's cleanup deletes the oldest slots once RocksDB flushes
+/// (README, "History").
 pub fn start_with(args: &[&std::ffi::OsStr]) -> Localnet {
     let net = args
         .iter()
@@ -234,33 +234,73 @@ pub fn history(rpc: &RpcClient, address: &Pubkey) -> Vec<Landed> {
             break;
         }
     }
-    // Newest first, within a slot by falling position: reversed, oldest first.
+    // A signature listed twice (seen in two slots) is one transaction, the
+    // newest listing's; newest first, within a slot by falling position:
+    // reversed, oldest first.
+    let mut seen = std::collections::HashSet::new();
+    sigs.retain(|s| seen.insert(s.signature.clone()));
     sigs.reverse();
     sigs.iter()
-        .map(|s| {
+        .filter_map(|s| {
             let signature: Signature = s.signature.parse().expect("signature");
-            let v: Value = rpc
-                .send(
-                    RpcRequest::GetTransaction,
-                    json!([s.signature, {"encoding": "base64", "commitment": "confirmed",
-                           "maxSupportedTransactionVersion": 0}]),
-                )
-                .expect("getTransaction");
+            let v = listed_transaction(rpc, &s.signature, s.slot)?;
             use base64::Engine;
             let raw = base64::engine::general_purpose::STANDARD
                 .decode(v["transaction"][0].as_str().expect("base64 transaction"))
                 .expect("base64");
             let tx: Transaction = bincode::deserialize(&raw).expect("a legacy transaction");
-            Landed {
+            Some(Landed {
                 signature,
-                slot: s.slot,
+                // Where it landed, not where a listing saw it.
+                slot: v["slot"].as_u64().unwrap_or(s.slot),
                 tx,
                 fee: v["meta"]["fee"].as_u64().expect("fee"),
                 cu: v["meta"]["computeUnitsConsumed"].as_u64().unwrap_or(0),
                 err: serde_json::from_value(v["meta"]["err"].clone()).expect("err"),
-            }
+            })
         })
         .collect()
+}
+
+/// A transaction `getSignaturesForAddress` listed, as `getTransaction`
+/// gives it (base64), or `None` when it never landed. Around a restart the
+/// validator can list a signature `getTransaction` answers null for (seen
+/// in CI only, right after `the_validator_dies_mid_upload_and_mid_crank`
+/// restarted it): a null is asked again for 20 s, and then the signature's
+/// status, searched through the whole history, tells: none, and the
+/// transaction did not land (it paid nothing and is left out, said on
+/// stderr); one, and the test fails naming it.
+fn listed_transaction(rpc: &RpcClient, signature: &str, slot: u64) -> Option<Value> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let v: Value = rpc
+            .send(
+                RpcRequest::GetTransaction,
+                json!([signature, {"encoding": "base64", "commitment": "confirmed",
+                       "maxSupportedTransactionVersion": 0}]),
+            )
+            .expect("getTransaction");
+        if !v.is_null() {
+            return Some(v);
+        }
+        if std::time::Instant::now() >= deadline {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let status: Value = rpc
+        .send(
+            RpcRequest::GetSignatureStatuses,
+            json!([[signature], {"searchTransactionHistory": true}]),
+        )
+        .expect("getSignatureStatuses");
+    let found = &status["value"][0];
+    assert!(
+        found.is_null(),
+        "getTransaction {signature} (listed in slot {slot}) stayed null for 20 s, though its status is {found}"
+    );
+    eprintln!("history: {signature}, listed in slot {slot}, never landed (no status, no transaction): left out");
+    None
 }
 
 /// The curta instructions of a transaction, decoded, with their accounts.
