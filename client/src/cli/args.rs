@@ -152,8 +152,9 @@ pub enum Command {
         #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
         interval: f64,
         /// Skip runs whose next turn pays less than this many lamports (the
-        /// crank fee, or what is left of the run's deposit), and deliveries
-        /// whose fee is below it; 0 cranks every run, paid or not
+        /// crank fee, or what is left of the run's deposit), leave a run
+        /// where its turns start paying less, and skip deliveries whose fee
+        /// is below it; 0 cranks every run, paid or not
         /// [default: what a turn costs the signer: the cluster's fee for
         /// the run's dearest turn's message, as `curta quote` asks it]
         #[arg(long, value_name = "LAMPORTS")]
