@@ -22,13 +22,12 @@ use curta_core::protocol::callback;
 use curta_core::protocol::run::{self, CrankFee};
 use curta_harness::curta::Curta;
 use curta_harness::models::artifact;
-use serde_json::{json, Value};
+use serde_json::Value;
 use solana_compute_budget_interface::ComputeBudgetInstruction;
 use solana_instruction::{AccountMeta, Instruction};
 use solana_keypair::{read_keypair_file, Keypair};
 use solana_pubkey::Pubkey;
 use solana_rpc_client::rpc_client::RpcClient;
-use solana_rpc_client_api::request::RpcRequest;
 use solana_signer::Signer;
 use solana_transaction::Transaction;
 
@@ -65,13 +64,7 @@ fn rent(rpc: &RpcClient, len: usize) -> u64 {
 
 /// A landed transaction's fee, compute units and log.
 fn landed(rpc: &RpcClient, signature: &str) -> (u64, u64, Vec<String>) {
-    let v: Value = rpc
-        .send(
-            RpcRequest::GetTransaction,
-            json!([signature, {"encoding": "json", "commitment": "confirmed",
-                   "maxSupportedTransactionVersion": 0}]),
-        )
-        .expect("getTransaction");
+    let v = shared::get_transaction(rpc, signature, "json");
     let meta = &v["meta"];
     assert_eq!(meta["err"], Value::Null, "{signature} failed: {v}");
     let logs = meta["logMessages"]

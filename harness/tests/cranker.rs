@@ -153,12 +153,7 @@ fn settled_change(rpc: &RpcClient, signer: &Pubkey, sigs: &[String]) -> i128 {
         }
         // Its status may come before the node serves it at `confirmed`.
         let v: Value = loop {
-            let v: Value = rpc
-                .send(
-                    solana_rpc_client_api::request::RpcRequest::GetTransaction,
-                    serde_json::json!([s, {"encoding": "base64", "commitment": "confirmed"}]),
-                )
-                .expect("getTransaction");
+            let v = shared::get_transaction(rpc, s, "base64");
             if !v.is_null() {
                 break v;
             }

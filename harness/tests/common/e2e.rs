@@ -234,25 +234,30 @@ pub fn history(rpc: &RpcClient, address: &Pubkey) -> Vec<Landed> {
             break;
         }
     }
-    // A signature listed twice (seen in two slots) is one transaction, the
-    // newest listing's; newest first, within a slot by falling position:
-    // reversed, oldest first.
-    let mut seen = std::collections::HashSet::new();
-    sigs.retain(|s| seen.insert(s.signature.clone()));
-    sigs.reverse();
-    sigs.iter()
-        .filter_map(|s| {
-            let signature: Signature = s.signature.parse().expect("signature");
-            let v = listed_transaction(rpc, &s.signature, s.slot)?;
+    // A signature listed twice (seen in two slots) is one transaction: it
+    // is kept at its newest listing, with every slot it was listed in.
+    // Newest first, within a slot by falling position: reversed, oldest
+    // first.
+    let mut listed: Vec<(String, Vec<u64>)> = vec![];
+    for s in sigs {
+        match listed.iter_mut().find(|(sig, _)| *sig == s.signature) {
+            Some((_, slots)) => slots.push(s.slot),
+            None => listed.push((s.signature, vec![s.slot])),
+        }
+    }
+    listed.reverse();
+    listed
+        .iter()
+        .filter_map(|(signature, slots)| {
+            let v = listed_transaction(rpc, signature, slots)?;
             use base64::Engine;
             let raw = base64::engine::general_purpose::STANDARD
                 .decode(v["transaction"][0].as_str().expect("base64 transaction"))
                 .expect("base64");
             let tx: Transaction = bincode::deserialize(&raw).expect("a legacy transaction");
             Some(Landed {
-                signature,
-                // Where it landed, not where a listing saw it.
-                slot: v["slot"].as_u64().unwrap_or(s.slot),
+                signature: signature.parse().expect("signature"),
+                slot: v["slot"].as_u64().expect("slot"),
                 tx,
                 fee: v["meta"]["fee"].as_u64().expect("fee"),
                 cu: v["meta"]["computeUnitsConsumed"].as_u64().unwrap_or(0),
@@ -262,44 +267,73 @@ pub fn history(rpc: &RpcClient, address: &Pubkey) -> Vec<Landed> {
         .collect()
 }
 
-/// A transaction `getSignaturesForAddress` listed, as `getTransaction`
-/// gives it (base64), or `None` when it never landed. Around a restart the
-/// validator can list a signature `getTransaction` answers null for (seen
-/// in CI only, right after `the_validator_dies_mid_upload_and_mid_crank`
-/// restarted it): a null is asked again for 20 s, and then the signature's
-/// status, searched through the whole history, tells: none, and the
-/// transaction did not land (it paid nothing and is left out, said on
-/// stderr); one, and the test fails naming it.
-fn listed_transaction(rpc: &RpcClient, signature: &str, slot: u64) -> Option<Value> {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    loop {
-        let v: Value = rpc
-            .send(
-                RpcRequest::GetTransaction,
-                json!([signature, {"encoding": "base64", "commitment": "confirmed",
-                       "maxSupportedTransactionVersion": 0}]),
-            )
-            .expect("getTransaction");
-        if !v.is_null() {
-            return Some(v);
-        }
-        if std::time::Instant::now() >= deadline {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(500));
+/// `getTransaction` at `confirmed` (null when the node has none).
+pub fn get_transaction(rpc: &RpcClient, signature: &str, encoding: &str) -> Value {
+    rpc.send(
+        RpcRequest::GetTransaction,
+        json!([signature, {"encoding": encoding, "commitment": "confirmed",
+               "maxSupportedTransactionVersion": 0}]),
+    )
+    .expect("getTransaction")
+}
+
+/// A transaction `getSignaturesForAddress` listed in `slots`, as
+/// `getTransaction` gives it (base64), or as the block it is in gives it,
+/// or `None` when it is in none of them.
+///
+/// A validator SIGKILLed mid-slot can leave behind the status and address
+/// listing its bank wrote for a transaction whose block never reached the
+/// ledger; restarted, it builds a new block at that slot number, which is
+/// rooted. The index then names a transaction the block does not hold, and
+/// `getTransaction`, finding the stale status first, answers null, even when
+/// the transaction, sent again, landed in a later slot (seen in CI twice,
+/// a status finalized at the slot of the crash and no transaction; Agave
+/// writes a bank's statuses before its shreds are all stored, and nothing
+/// deletes them when the bank is lost). The blocks are the ledger, so each block it was listed in is searched: found, it is taken
+/// from there; found nowhere, it never landed (it paid nothing) and is left
+/// out, said on stderr.
+fn listed_transaction(rpc: &RpcClient, signature: &str, slots: &[u64]) -> Option<Value> {
+    let v = get_transaction(rpc, signature, "base64");
+    if !v.is_null() {
+        return Some(v);
     }
-    let status: Value = rpc
-        .send(
-            RpcRequest::GetSignatureStatuses,
-            json!([[signature], {"searchTransactionHistory": true}]),
-        )
-        .expect("getSignatureStatuses");
-    let found = &status["value"][0];
-    assert!(
-        found.is_null(),
-        "getTransaction {signature} (listed in slot {slot}) stayed null for 20 s, though its status is {found}"
+    for &slot in slots {
+        let block: Value = match rpc.send(
+            RpcRequest::GetBlock,
+            json!([slot, {"encoding": "base64", "transactionDetails": "full",
+                   "rewards": false, "commitment": "confirmed",
+                   "maxSupportedTransactionVersion": 0}]),
+        ) {
+            Ok(block) => block,
+            Err(e) => {
+                eprintln!("history: no block {slot} to look for {signature} in: {e}");
+                continue;
+            }
+        };
+        // A transaction's first signature, after its one-byte count, is
+        // its name, whatever its version.
+        let wanted: Signature = signature.parse().expect("signature");
+        let found = block["transactions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|t| {
+                use base64::Engine;
+                let raw = base64::engine::general_purpose::STANDARD
+                    .decode(t["transaction"][0].as_str().expect("base64 transaction"))
+                    .expect("base64");
+                raw.get(1..65) == Some(wanted.as_ref())
+            });
+        if let Some(t) = found {
+            let mut t = t.clone();
+            t["slot"] = json!(slot);
+            return Some(t);
+        }
+    }
+    eprintln!(
+        "history: {signature}, listed in slots {slots:?}, is in none of their blocks (a \
+         transaction of a block lost when the validator died): left out"
     );
-    eprintln!("history: {signature}, listed in slot {slot}, never landed (no status, no transaction): left out");
     None
 }
 
