@@ -79,14 +79,21 @@ pub fn hex(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
 
+    // The SDK's formatSol and formatCount print the same (sdk/test/units.test.js).
     #[test]
     fn amounts() {
         assert_eq!(sol(0), "0.000000000 SOL");
+        assert_eq!(sol(1), "0.000000001 SOL");
         assert_eq!(sol(105_000), "0.000105000 SOL");
+        assert_eq!(sol(1_000_000_000), "1.000000000 SOL");
+        assert_eq!(sol(1_500_000_000), "1.500000000 SOL");
         assert_eq!(sol(2_500_000_001), "2.500000001 SOL");
+        assert_eq!(sol(u64::MAX), "18446744073.709551615 SOL");
         assert_eq!(thousands(0), "0");
         assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(6_572), "6,572");
         assert_eq!(thousands(1_350_300), "1,350,300");
+        assert_eq!(thousands(u64::MAX), "18,446,744,073,709,551,615");
         assert_eq!(hex(&[0, 255, 16]), "00ff10");
         assert_eq!(count(1, "slot", "slots"), "1 slot");
         assert_eq!(count(0, "slot", "slots"), "0 slots");

@@ -30,4 +30,5 @@ export {
   readStateInfo,
   splitSeed,
 } from './format.js';
+export { formatCount, formatSol } from './units.js';
 export * from './chain/index.js';

@@ -58,6 +58,9 @@ export const MODEL_HEADER_LEN = 160;
 /** A Model account's section entry. */
 export const MODEL_SECTION_LEN = 72;
 
+/** Where a Model account keeps its section count (u32), which gives its length. */
+export const MODEL_SECTION_COUNT_OFFSET = 108;
+
 /** A Weight account's header; the section's bytes follow. */
 export const WEIGHT_HEADER_LEN = 128;
 

@@ -16,6 +16,8 @@ import {
   fetchRun,
   fetchRunAccount,
   followRun,
+  formatCount,
+  formatSol,
   initConfig,
   openRun,
   quoteRun,
@@ -28,8 +30,8 @@ import {
   sessionKeyFunding,
   uploadModel,
 } from '@curta/sdk';
-import { $, formatNumber, letPaint, setFacts, setProgress, setStatus, showTab } from './dom.js';
-import { airdrop, checkCluster, sol } from './cluster.js';
+import { $, letPaint, setFacts, setProgress, setStatus, showTab } from './dom.js';
+import { airdrop, checkCluster } from './cluster.js';
 import { indexedDbJournal } from './journal-idb.js';
 import { drawUnits } from './plot.js';
 import { endSession, newSession, savedSession, sessionSigner, updateSession } from './session-key.js';
@@ -108,7 +110,7 @@ export function setupChain(page) {
         throw new Error(`A local key is for localnet only; ${cluster.url} is not on this machine. Connect a wallet instead.`);
       }
       const signer = await createKeyPairSignerFromPrivateKeyBytes(await kept('local-key'));
-      setStatus(`Airdropping ${sol(LOCAL_AIRDROP)} to the local key ${signer.address}…`);
+      setStatus(`Airdropping ${formatSol(LOCAL_AIRDROP)} to the local key ${signer.address}…`);
       await airdrop(cluster.rpc, signer.address, LOCAL_AIRDROP);
       chain.signer = signer;
       chain.signerName = `local key ${signer.address}`;
@@ -151,7 +153,7 @@ export function setupChain(page) {
       const client = createCurtaClient({ rpc: cluster.rpc, programId: session.programId, payer: key, secret: session.seed, core: await page.corePromise, journal: indexedDbJournal() });
       const back = await giveBack(client, session, session.runAddress);
       void showBalance().catch(() => {});
-      setStatus(`The session key ${key.address} sent ${sol(back.sent)} back to ${session.owner}; its run is closed.`);
+      setStatus(`The session key ${key.address} sent ${formatSol(back.sent)} back to ${session.owner}; its run is closed.`);
     });
   });
 
@@ -266,7 +268,7 @@ async function showBalance() {
   balanceRead = performance.now();
   const read = ++balanceReads;
   const { value } = await cluster.rpc.getBalance(signer.address, { commitment: 'confirmed' }).send();
-  if (chain.signer === signer && read === balanceReads) $('wallet-info').textContent = `Paying with ${chain.signerName}: ${sol(value)}.`;
+  if (chain.signer === signer && read === balanceReads) $('wallet-info').textContent = `Paying with ${chain.signerName}: ${formatSol(value)}.`;
 }
 
 /** `showBalance` at most once a second, never waited for: while an upload's transactions land. */
@@ -324,9 +326,9 @@ async function loadModel(page, address) {
       ['address', address],
       ['status', model.statusName],
       ['owner', model.owner],
-      ['config', `${model.config} (admin ${config.admin}, allowance ${formatNumber(config.allowance)} CU per turn)`],
-      ['royalty', `${formatNumber(model.royalty)} lamports per token`],
-      ['sections', formatNumber(model.sections.length)],
+      ['config', `${model.config} (admin ${config.admin}, allowance ${formatCount(config.allowance)} CU per turn)`],
+      ['royalty', `${formatCount(model.royalty)} lamports per token`],
+      ['sections', formatCount(model.sections.length)],
     ],
   );
   /** @type {HTMLInputElement} */ ($('model-address')).value = address;
@@ -357,10 +359,10 @@ async function upload(page) {
   setStatus('Quoting the upload…');
   const q = await quoteUpload(client, artifact);
   setFacts('quote-info', [
-    ['upload rent', `${sol(q.rent)} held by the model's account and its ${formatNumber(q.accounts - 1)} weight accounts (closing the model returns it)`],
-    ['upload fees', `${sol(q.fees)} at most, for ${formatNumber(q.transactions)} transactions (${formatNumber(q.writes)} chunk writes)`],
+    ['upload rent', `${formatSol(q.rent)} held by the model's account and its ${formatCount(q.accounts - 1)} weight accounts (closing the model returns it)`],
+    ['upload fees', `${formatSol(q.fees)} at most, for ${formatCount(q.transactions)} transactions (${formatCount(q.writes)} chunk writes)`],
     ...(q.configRent > 0n
-      ? /** @type {Array<[string, string]>} */ ([['config account', `${sol(q.configRent)} rent and ${sol(q.configFees)} in fees, for yours, made first`]])
+      ? /** @type {Array<[string, string]>} */ ([['config account', `${formatSol(q.configRent)} rent and ${formatSol(q.configFees)} in fees, for yours, made first`]])
       : []),
   ]);
   setStatus(q.configRent > 0n ? 'Creating your config account…' : 'Finding your config account…');
@@ -370,13 +372,13 @@ async function upload(page) {
   const uploaded = await uploadModel(client, artifact, {
     config,
     onProgress: (p) => {
-      setProgress('upload-progress', p.total ? p.done / p.total : 1, `upload: ${p.stage} ${formatNumber(p.done)} of ${formatNumber(p.total)}`);
+      setProgress('upload-progress', p.total ? p.done / p.total : 1, `upload: ${p.stage} ${formatCount(p.done)} of ${formatCount(p.total)}`);
       setStatus(uploadStepWords(p));
       showBalanceSometimes();
     },
   });
   const seconds = (performance.now() - started) / 1000;
-  setProgress('upload-progress', 1, `uploaded: ${formatNumber(uploaded.summary.transactions)} transactions, ${sol(uploaded.summary.fees)} in fees, ${seconds.toFixed(1)} s`);
+  setProgress('upload-progress', 1, `uploaded: ${formatCount(uploaded.summary.transactions)} transactions, ${formatSol(uploaded.summary.fees)} in fees, ${seconds.toFixed(1)} s`);
   await showBalance();
   await loadModel(page, uploaded.model);
 }
@@ -386,7 +388,7 @@ async function upload(page) {
  * @param {{ stage: string, done: number, total: number }} p the SDK's UploadProgress
  */
 function uploadStepWords(p) {
-  const of = `${formatNumber(p.done)} of ${formatNumber(p.total)}`;
+  const of = `${formatCount(p.done)} of ${formatCount(p.total)}`;
   switch (p.stage) {
     case 'model':
       return 'Creating the model account…';
@@ -436,10 +438,10 @@ function runParamsOf(input) {
  */
 async function showQuote(client, model, input) {
   if (input.prompt.length > MAX_PROMPT_BYTES) {
-    throw new Error(`The prompt is ${formatNumber(input.prompt.length)} bytes long; the limit is ${formatNumber(MAX_PROMPT_BYTES)} bytes (UTF-8).`);
+    throw new Error(`The prompt is ${formatCount(input.prompt.length)} bytes long; the limit is ${formatCount(MAX_PROMPT_BYTES)} bytes (UTF-8).`);
   }
   if (input.maxTokens > model.shape.seqLen) {
-    throw new Error(`Max tokens ${formatNumber(input.maxTokens)} is past the model's context of ${formatNumber(model.shape.seqLen)} tokens.`);
+    throw new Error(`Max tokens ${formatCount(input.maxTokens)} is past the model's context of ${formatCount(model.shape.seqLen)} tokens.`);
   }
   setStatus('Quoting…');
   const crankers = crankersWanted();
@@ -449,27 +451,27 @@ async function showQuote(client, model, input) {
   if (crankFee > 0n) q = await quoteRun(client, model.address, { ...runParamsOf(input), crankFee }, { artifact });
   const fund = await sessionKeyFunding(client, q, { crankers });
   setFacts('quote-info', [
-    ['turns', `${formatNumber(q.turns)} (${formatNumber(q.tokens)} tokens)`],
-    ['transactions', `${formatNumber(q.transactions)} (${formatNumber(q.openTransactions)} to open, ${formatNumber(q.turns)} turns, 1 to close)`],
-    ['compute units', `${formatNumber(q.cuRequested)} asked (${formatNumber(q.cuEstimated)} planned, at most ${formatNumber(q.cuLimitMax)} a turn)`],
+    ['turns', `${formatCount(q.turns)} (${formatCount(q.tokens)} tokens)`],
+    ['transactions', `${formatCount(q.transactions)} (${formatCount(q.openTransactions)} to open, ${formatCount(q.turns)} turns, 1 to close)`],
+    ['compute units', `${formatCount(q.cuRequested)} asked (${formatCount(q.cuEstimated)} planned, at most ${formatCount(q.cuLimitMax)} a turn)`],
     // Left to crankers, the turns' fees are theirs (the crank fee repays
     // them): the wallet pays only what it approves below.
     crankers
-      ? ['fees', `the ${formatNumber(q.turns)} turns' are the crankers', repaid by the crank fee; the opening's and the close's are in what you approve`]
-      : ['fees', `${sol(q.fees)} (${sol(q.baseFees)} base, ${sol(q.priorityFees)} priority)`],
-    ['rent that comes back', sol(q.rent)],
-    ['royalty', `${sol(q.royaltyPaid)} (${formatNumber(q.royalty)} lamports a token; escrow ${sol(q.escrow)}, the rest comes back)`],
+      ? ['fees', `the ${formatCount(q.turns)} turns' are the crankers', repaid by the crank fee; the opening's and the close's are in what you approve`]
+      : ['fees', `${formatSol(q.fees)} (${formatSol(q.baseFees)} base, ${formatSol(q.priorityFees)} priority)`],
+    ['rent that comes back', formatSol(q.rent)],
+    ['royalty', `${formatSol(q.royaltyPaid)} (${formatCount(q.royalty)} lamports a token; escrow ${formatSol(q.escrow)}, the rest comes back)`],
     [
       'crank fee',
       crankers
-        ? `${formatNumber(q.crankFee)} lamports a turn to whoever sends it: ${sol(q.crankDeposit)} deposited (recommended ${formatNumber(q.recommendedCrankFee)}: ${q.recommendedCrankFeeBasis})`
-        : `none: the session key sends the turns (to let crankers send them, ${formatNumber(q.recommendedCrankFee)} lamports a turn is recommended: ${q.recommendedCrankFeeBasis})`,
+        ? `${formatCount(q.crankFee)} lamports a turn to whoever sends it: ${formatSol(q.crankDeposit)} deposited (recommended ${formatCount(q.recommendedCrankFee)}: ${q.recommendedCrankFeeBasis})`
+        : `none: the session key sends the turns (to let crankers send them, ${formatCount(q.recommendedCrankFee)} lamports a turn is recommended: ${q.recommendedCrankFeeBasis})`,
     ],
     [
       'you approve',
       crankers
-        ? `one transaction: the run's ${sol(q.deposit)} (rent, escrow and crank deposit) and ${sol(fund)} for a session key that closes it; what is left comes back`
-        : `${sol(fund)} to a session key, once; what is left comes back`,
+        ? `one transaction: the run's ${formatSol(q.deposit)} (rent, escrow and crank deposit) and ${formatSol(fund)} for a session key that closes it; what is left comes back`
+        : `${formatSol(fund)} to a session key, once; what is left comes back`,
     ],
   ]);
   setStatus('Quoted. Nothing has been paid.');
@@ -533,7 +535,7 @@ async function generate(page, timing) {
     // One wallet transaction opens the run with its deposits, the session
     // key its opener (so that it can close it unasked), and funds the key
     // for the close and the transfer back.
-    setStatus(`Asking ${chain.signerName} to approve one transaction: the run's deposits, and ${sol(amount)} for the session key ${sessionKey.address}…`);
+    setStatus(`Asking ${chain.signerName} to approve one transaction: the run's deposits, and ${formatSol(amount)} for the session key ${sessionKey.address}…`);
     const sessionClient = createCurtaClient({ rpc: cluster.rpc, programId: readClient.programId, payer: sessionKey, secret: session.seed, core: await page.corePromise, journal: indexedDbJournal() });
     let opened;
     try {
@@ -551,7 +553,7 @@ async function generate(page, timing) {
     await work(page, session);
     return;
   }
-  setStatus(`Asking ${chain.signerName} to approve ${sol(amount)} for the session key ${sessionKey.address}…`);
+  setStatus(`Asking ${chain.signerName} to approve ${formatSol(amount)} for the session key ${sessionKey.address}…`);
   const wallet = createCurtaClient({ rpc: cluster.rpc, programId: readClient.programId, payer: owner, journal: indexedDbJournal() });
   let funded;
   try {
@@ -706,10 +708,10 @@ async function workUntilStopped(page, session, w) {
       ['where', `on chain, ${cluster.url}`],
       ['session key', key.address],
       ...(runShown ? /** @type {Array<[string,string]>} */ ([['run', runShown]]) : []),
-      ...(BigInt(session.crankFee ?? '0') > 0n ? /** @type {Array<[string,string]>} */ ([['paid to crankers', sol(crankersPaid)]]) : []),
+      ...(BigInt(session.crankFee ?? '0') > 0n ? /** @type {Array<[string,string]>} */ ([['paid to crankers', formatSol(crankersPaid)]]) : []),
       ['turns landed', `${landed} of ${quoted} quoted`],
       ['verified', `${$('turns').querySelectorAll('li.verified').length} of ${landed}`],
-      ['fees so far', sol(fees)],
+      ['fees so far', formatSol(fees)],
       ...(lastTokenSeconds !== null ? /** @type {Array<[string,string]>} */ ([['click to last token', `${lastTokenSeconds.toFixed(2)} s`]]) : []),
     ]);
   /** The chart once a frame at most: a reload may show hundreds of turns at once. */
@@ -760,14 +762,14 @@ async function workUntilStopped(page, session, w) {
       $('output-text').textContent = text;
       if (clicked !== null) lastTokenSeconds = (performance.now() - clicked) / 1000;
     }
-    setProgress('run-progress', landed / quoted, `${formatNumber(landed)} of ${formatNumber(quoted)} turns landed`);
+    setProgress('run-progress', landed / quoted, `${formatCount(landed)} of ${formatCount(quoted)} turns landed`);
     facts();
   };
   if (crankFee > 0n) {
     // Crankers send the turns, paid from the run's deposit: the page only
     // follows the run's receipts, each checked against the replay.
     facts();
-    setStatus(`Crankers send the turns (${formatNumber(crankFee)} lamports a turn); each is checked against the module’s replay as it lands.`);
+    setStatus(`Crankers send the turns (${formatCount(crankFee)} lamports a turn); each is checked against the module’s replay as it lands.`);
     await verifyLanded(client, runAddress, params, {
       upTo: Infinity,
       crank,
@@ -786,7 +788,7 @@ async function workUntilStopped(page, session, w) {
       // when the last load got that far): read back from the chain's history,
       // each shown as it is checked.
       const upTo = before ? before.info.turns : Infinity;
-      const of = before ? ` of ${formatNumber(upTo)}` : '';
+      const of = before ? ` of ${formatCount(upTo)}` : '';
       setStatus('Replaying the run in the module, to check the turns that landed before the reload…');
       await verifyLanded(client, runAddress, params, {
         upTo,
@@ -795,19 +797,19 @@ async function workUntilStopped(page, session, w) {
         earlier: true,
         onReceipt: (r) => {
           showTurn(r, 0n);
-          setStatus(`Checking the turns that landed before the reload against the module's replay: ${formatNumber(r.turns)}${of}…`);
+          setStatus(`Checking the turns that landed before the reload against the module's replay: ${formatCount(r.turns)}${of}…`);
         },
       });
     }
     facts();
-    setProgress('run-progress', landed / quoted, `${formatNumber(landed)} of ${formatNumber(quoted)} turns landed`);
+    setProgress('run-progress', landed / quoted, `${formatCount(landed)} of ${formatCount(quoted)} turns landed`);
     setStatus('The session key cranks the run; each turn is checked against the module’s replay as it lands.');
     try {
       if (before) await crankRun(client, runAddress, {
         artifact: /** @type {Uint8Array} */ (chain.artifact),
         signal,
         onTurn: (t) => {
-          addTurn(t.turn, `turn ${t.turn}: ${formatNumber(Number(t.consumedCu))} CU (the program's ${formatNumber(t.programCu)}), ${t.generated} tokens, receipt equals the replay (state ${t.stateSha256.slice(0, 12)}…)`, 'verified');
+          addTurn(t.turn, `turn ${t.turn}: ${formatCount(Number(t.consumedCu))} CU (the program's ${formatCount(t.programCu)}), ${t.generated} tokens, receipt equals the replay (state ${t.stateSha256.slice(0, 12)}…)`, 'verified');
           showTurn({ turns: t.turn, text: t.text, computeUnits: t.consumedCu }, t.fee);
         },
         onFailed: (f) => {
@@ -841,8 +843,8 @@ async function workUntilStopped(page, session, w) {
   facts();
   const final = await client.rpc.getBalance(/** @type {any} */ (session.owner), { commitment: 'confirmed' }).send();
   void showBalance().catch(() => {});
-  const how = signal.aborted ? `Stopped on chain after ${formatNumber(landed)} of ${formatNumber(quoted)} turns, all verified; the run is closed` : `Done on chain: ${formatNumber(landed)} turns, all verified`;
-  setStatus(`${how}; ${sol(back.sent)} sent back to ${session.owner} (now ${sol(final.value)}).`);
+  const how = signal.aborted ? `Stopped on chain after ${formatCount(landed)} of ${formatCount(quoted)} turns, all verified; the run is closed` : `Done on chain: ${formatCount(landed)} turns, all verified`;
+  setStatus(`${how}; ${formatSol(back.sent)} sent back to ${session.owner} (now ${formatSol(final.value)}).`);
   document.body.dataset.chainDone = signal.aborted ? 'stopped' : 'true';
 }
 
@@ -898,8 +900,8 @@ async function verifyLanded(client, runAddress, params, o) {
       addTurn(r.turns, `MISMATCH at turn ${r.turns}: ${d.field}`, 'mismatch');
       throw new Error(`Turn ${r.turns} does not match the module's replay: its ${d.field} is ${d.receipt} on chain, ${d.replay} in the replay.`);
     }
-    const by = o.earlier ? ' (before the reload)' : ` (sent by a cranker, paid ${formatNumber(r.crankPaid)} lamports)`;
-    addTurn(r.turns, `turn ${r.turns}${by}: ${formatNumber(Number(r.computeUnits))} CU, receipt equals the replay`, 'verified');
+    const by = o.earlier ? ' (before the reload)' : ` (sent by a cranker, paid ${formatCount(r.crankPaid)} lamports)`;
+    addTurn(r.turns, `turn ${r.turns}${by}: ${formatCount(Number(r.computeUnits))} CU, receipt equals the replay`, 'verified');
     o.onReceipt(r);
     if (r.turns >= o.upTo) break;
     // Receipts read in one go are checked in a burst: the page shows them as it goes.

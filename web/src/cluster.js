@@ -69,9 +69,3 @@ export async function airdrop(rpc, to, amount) {
   }
 }
 
-/** @param {bigint} value lamports */
-export function sol(value) {
-  const whole = value / 1_000_000_000n;
-  const frac = (value % 1_000_000_000n).toString().padStart(9, '0').replace(/0+$/, '');
-  return `${whole}${frac ? `.${frac}` : ''} SOL`;
-}

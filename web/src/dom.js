@@ -99,10 +99,6 @@ export function bringIntoView(el) {
   el.scrollIntoView({ block: 'start', behavior: 'smooth' });
 }
 
-/** @param {number} n */
-export function formatNumber(n) {
-  return typeof n === 'bigint' ? n.toLocaleString('en-US') : Number(n).toLocaleString('en-US');
-}
 
 /**
  * Selects the model panel's tab `name` (its button and its panel): what

@@ -1,6 +1,6 @@
 // The page: pick a model, type a prompt, run it here or on chain.
-import { MAX_PROMPT_BYTES, chargesOf, decodeConfig, loadCore, readFlags } from '@curta/sdk';
-import { $, bringIntoView, clearError, failProgress, formatNumber, setFacts, setProgress, setStatus, showError, showTab } from './dom.js';
+import { MAX_PROMPT_BYTES, chargesOf, decodeConfig, formatCount, loadCore, readFlags } from '@curta/sdk';
+import { $, bringIntoView, clearError, failProgress, setFacts, setProgress, setStatus, showError, showTab } from './dom.js';
 import { convertInWorker, formatBytes, readFile } from './files.js';
 import { runOffline, tokensPerSecond } from './offline.js';
 import { conversionInWords, inWords, outOfModuleMemory, refusedInput, tooBigToConvert, tooBigToRun } from './words.js';
@@ -90,7 +90,7 @@ export function setModel(model, extra = []) {
   setFacts('model-info', [
     ['model', model.name],
     ['shape', `dim ${c.dim}, hidden ${c.hiddenDim}, ${c.nLayers} layers, ${c.nHeads} heads (${c.nKvHeads} kv), vocabulary ${c.vocabSize}`],
-    ['context', `${formatNumber(c.seqLen)} tokens`],
+    ['context', `${formatCount(c.seqLen)} tokens`],
     ['charges', CHARGES_WORDS[model.charges]],
     ...(model.artifact ? /** @type {Array<[string,string]>} */ ([['artifact', formatBytes(model.artifact.length)]]) : []),
     ...extra,
@@ -194,7 +194,7 @@ $('prompt').addEventListener('input', showPromptBytes);
 function showPromptBytes() {
   const n = new TextEncoder().encode(/** @type {HTMLTextAreaElement} */ ($('prompt')).value).length;
   const hint = $('prompt-bytes');
-  hint.textContent = `(${formatNumber(n)} of ${formatNumber(MAX_PROMPT_BYTES)} bytes)`;
+  hint.textContent = `(${formatCount(n)} of ${formatCount(MAX_PROMPT_BYTES)} bytes)`;
   hint.classList.toggle('over', n > MAX_PROMPT_BYTES);
 }
 showPromptBytes();
@@ -240,12 +240,12 @@ $('run-offline').addEventListener('click', () =>
     }
     show(result);
     if (result.stopped) {
-      setStatus(`Stopped in this browser after ${formatNumber(result.generated)} tokens in ${formatNumber(result.turns)} turns.`);
+      setStatus(`Stopped in this browser after ${formatCount(result.generated)} tokens in ${formatCount(result.turns)} turns.`);
       document.body.dataset.offlineDone = 'stopped';
       return;
     }
     setFacts('run-stats', [...offlineFacts(result), ['state sha256', String(result.sha256)]]);
-    setStatus(`Done in this browser: ${formatNumber(result.generated)} tokens in ${formatNumber(result.turns)} turns.`);
+    setStatus(`Done in this browser: ${formatCount(result.generated)} tokens in ${formatCount(result.turns)} turns.`);
     document.body.dataset.offlineDone = 'true';
   }),
 );

@@ -15,7 +15,7 @@ import { serve } from '../scripts/serve.js';
 import { launchBrowser, pageLog } from './browser.js';
 // The validator as the chain client's own tests start it (free ports, the program preloaded).
 import { LOCALNET_BIN, PROGRAM_SO, startLocalnet } from '../../sdk/test-support/localnet.js';
-import { sol } from '../src/cluster.js';
+import { formatSol } from '@curta/sdk';
 import { MODELS, REFERENCE, SHOTS, brokenFigures, convertOnPage, fact, fillRun, lamportsOf } from './page.js';
 import { testWallet } from './wallet.js';
 
@@ -159,7 +159,7 @@ test('on chain: connect a Wallet Standard wallet, upload stories260K, quote, gen
     const balanceAfterUpload = BigInt((await rpc('getBalance', [wallet.address, { commitment: 'confirmed' }])).value);
     assert.equal(balanceBeforeUpload - balanceAfterUpload, rent + configRent + configFees + uploadFees, 'the quoted rent and config, and the fees counted');
     // The balance line follows the transactions the wallet paid.
-    assert.equal(await page.locator('#wallet-info').innerText(), `Paying with Curta Test Wallet ${wallet.address}: ${sol(balanceAfterUpload)}.`);
+    assert.equal(await page.locator('#wallet-info').innerText(), `Paying with Curta Test Wallet ${wallet.address}: ${formatSol(balanceAfterUpload)}.`);
     const modelAddress = await page.locator('#model-info dd[data-term="address"]').innerText();
     assert.match(modelAddress, /^[1-9A-HJ-NP-Za-km-z]{32,44}$/);
     assert.match(await page.locator('#model-info dd[data-term="status"]').innerText(), /sealed/);
@@ -424,7 +424,7 @@ test('on chain: sign once and let crankers finish: one approval, a cranker proce
     assert.equal(await page.locator('#turns li.mismatch').count(), 0);
     assert.equal(wallet.state.signed - signedBefore, 1, 'the wallet signs one transaction');
     const paid = FEE * BigInt(REFERENCE.turns);
-    assert.equal(await fact(page, 'paid to crankers'), `${Number(paid) / 1e9} SOL`);
+    assert.equal(await fact(page, 'paid to crankers'), formatSol(paid));
 
     // Every transaction of the wallet's and the session key's since: the
     // funding, the opening, the close and the transfer back. The wallet

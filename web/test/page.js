@@ -126,11 +126,11 @@ export async function overflowWidth(page) {
 }
 
 /**
- * Lamports from the page's "1.5 SOL".
+ * Lamports from the page's "1.500000000 SOL" (nine decimals, as every client prints).
  * @param {string} text
  */
 export function lamportsOf(text) {
-  const m = /^(\d+)(?:\.(\d{1,9}))? SOL/.exec(text);
+  const m = /^(\d+)\.(\d{9}) SOL/.exec(text);
   if (!m) throw new Error(`not an amount in SOL: ${text}`);
-  return BigInt(m[1]) * 1_000_000_000n + BigInt((m[2] ?? '').padEnd(9, '0'));
+  return BigInt(m[1]) * 1_000_000_000n + BigInt(m[2]);
 }

@@ -112,6 +112,11 @@ fn constants() -> Vec<Constant> {
             "A Model account's section entry.",
         ),
         Number(
+            "MODEL_SECTION_COUNT_OFFSET",
+            model::SECTION_COUNT as u64,
+            "Where a Model account keeps its section count (u32), which gives its length.",
+        ),
+        Number(
             "WEIGHT_HEADER_LEN",
             weight::HEADER_LEN as u64,
             "A Weight account's header; the section's bytes follow.",

@@ -10,6 +10,7 @@ import {
   getRunDecoder,
   getWeightDecoder,
   MODEL_DISCRIMINATOR,
+  ModelStatus,
   RUN_DISCRIMINATOR,
   WEIGHT_DISCRIMINATOR,
 } from '../generated-js/index.js';
@@ -18,6 +19,7 @@ import {
   CALLBACK_ACCOUNT_LEN,
   CALLBACK_FIXED_LEN,
   MODEL_HEADER_LEN,
+  MODEL_SECTION_COUNT_OFFSET,
   MODEL_SECTION_LEN,
   RUN_HEADER_LEN,
   WEIGHT_HEADER_LEN,
@@ -43,8 +45,8 @@ export { MODEL_HEADER_LEN, MODEL_SECTION_LEN, RUN_HEADER_LEN, WEIGHT_HEADER_LEN 
 /** A callback record's length: its fixed part, 33 bytes an account, its data (docs/program.md). */
 export const callbackLength = (/** @type {number} */ accounts, /** @type {number} */ dataLength) =>
   CALLBACK_FIXED_LEN + CALLBACK_ACCOUNT_LEN * accounts + dataLength;
-/** Model status. */
-export const MODEL_STATUS = Object.freeze({ writing: 0, sealed: 1, retired: 2 });
+/** A model's status (the IDL's enum, `ModelStatus.Sealed` and so on). */
+export { ModelStatus };
 
 /**
  * @typedef {import('@solana/kit').Address} Address
@@ -123,7 +125,7 @@ export function decodeConfigAccount(data, where) {
  */
 export function decodeModelAccount(data, where) {
   expectKind(data, 'model', MODEL_HEADER_LEN, where);
-  const sectionCount = dataView(data).getUint32(108, true);
+  const sectionCount = dataView(data).getUint32(MODEL_SECTION_COUNT_OFFSET, true);
   if (data.length < MODEL_HEADER_LEN + MODEL_SECTION_LEN * sectionCount) {
     throw new CurtaAccountError(`${where ?? 'the model'} holds ${data.length} bytes, too few for its ${sectionCount} sections`);
   }
@@ -137,7 +139,7 @@ export function decodeModelAccount(data, where) {
     shape: m.modelConfig,
     sectionCount,
     status,
-    statusName: ['writing', 'sealed', 'retired'][status] ?? `status ${status}`,
+    statusName: ModelStatus[status]?.toLowerCase() ?? `status ${status}`,
     flags: m.flags,
     charges: chargesOf(m.flags),
     boundCount: m.boundCount,

@@ -11,7 +11,7 @@
 import { getSetComputeUnitLimitInstruction, getSetComputeUnitPriceInstruction } from '@solana-program/compute-budget';
 
 import { CrankMachine } from '../crank-machine.js';
-import { decodeRunAccount, MODEL_STATUS } from './accounts.js';
+import { decodeRunAccount, ModelStatus } from './accounts.js';
 import { equalBytes, fromBase64 } from './bytes.js';
 import { requireCore } from './client.js';
 import { customCode, describeTransactionError, logTail } from './errors.js';
@@ -114,7 +114,7 @@ export async function crankRun(client, runAddress, options = {}) {
   await settle(client);
   const run = await fetchRunAccount(client, runAddress);
   const model = await fetchModel(client, run.model);
-  if (model.status !== MODEL_STATUS.sealed) {
+  if (model.status !== ModelStatus.Sealed) {
     throw new Error(`model ${model.address} is ${model.statusName}: run ${runAddress} can only be closed`);
   }
   checkModelIdentity(core, model);

@@ -11,7 +11,7 @@ export {
   CurtaAccountError,
   MODEL_HEADER_LEN,
   MODEL_SECTION_LEN,
-  MODEL_STATUS,
+  ModelStatus,
   RUN_HEADER_LEN,
   WEIGHT_HEADER_LEN,
   callbackLength,

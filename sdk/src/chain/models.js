@@ -4,7 +4,7 @@
 
 import { getAddressEncoder } from '@solana/kit';
 
-import { MODEL_STATUS } from './accounts.js';
+import { ModelStatus } from './accounts.js';
 import { equalBytes, hex } from './bytes.js';
 import { requireCore } from './client.js';
 import { fetchWeight } from './fetch.js';
@@ -27,7 +27,7 @@ export function modelIdentity(core, model, data) {
  * @param {Awaited<ReturnType<typeof import('./fetch.js').fetchModel>>} model
  */
 export function checkModelIdentity(core, model) {
-  if (model.status !== MODEL_STATUS.sealed) {
+  if (model.status !== ModelStatus.Sealed) {
     throw new Error(`model ${model.address} is ${model.statusName}, not sealed: runs cannot open or turn`);
   }
   const want = modelIdentity(core, model.address, model.data);
