@@ -8,27 +8,20 @@ import {
   DEFAULT_ALLOWANCE,
   MAX_PROMPT_BYTES,
   checkArtifact,
-  crankRun,
   createCurtaClient,
   fetchArtifact,
   fetchConfig,
   fetchModel,
-  fetchRun,
-  fetchRunAccount,
-  followRun,
   formatCount,
   formatSol,
   initConfig,
   openRun,
   quoteRun,
   quoteUpload,
-  receiptDifferences,
-  replayFromParams,
-  runAccountSigner,
   sendAndConfirm,
-  sendBack,
   sessionKeyFunding,
   uploadModel,
+  workSessionRun,
 } from '@curta/sdk';
 import { $, letPaint, setFacts, setProgress, setStatus, showTab } from './dom.js';
 import { airdrop, checkCluster } from './cluster.js';
@@ -613,42 +606,42 @@ async function resume(page, session) {
   await work(page, session, true);
 }
 
-/**
- * The fees of every transaction naming `who` that landed, failed or not:
- * after a reload, what the session key's run has paid so far (its
- * funding, opening, turns, and its close when the last load got that far).
- * @param {import('@curta/sdk').CurtaClient} client
- * @param {string} who
- */
-async function feesNaming(client, who) {
-  let fees = 0n;
-  /** @type {any} */
-  let before;
-  for (;;) {
-    const signatures = await client.rpc.getSignaturesForAddress(address(who), { commitment: 'confirmed', limit: 1000, before }).send();
-    // A few at a time: a public RPC limits its rate.
-    for (let i = 0; i < signatures.length; i += 32) {
-      const txs = await Promise.all(
-        signatures.slice(i, i + 32).map((s) => client.rpc.getTransaction(s.signature, { commitment: 'confirmed', encoding: 'json', maxSupportedTransactionVersion: 0 }).send()),
-      );
-      for (const tx of txs) fees += BigInt(tx?.meta?.fee ?? 0);
-    }
-    if (signatures.length < 1000) return fees;
-    before = signatures[signatures.length - 1].signature;
-  }
-}
-
 /** The run going in this page, which "Stop and send back" stops. @type {AbortController | null} */
 let running = null;
 
 /**
- * The session key's part: open, crank, close, send back what is left.
+ * What the SDK's session run says it does next, in the page's words.
+ * @param {'fees' | 'opening' | 'earlier' | 'cranking' | 'following' | 'closing'} stage
+ * @param {bigint} crankFee
+ */
+function stageWords(stage, crankFee) {
+  const checked = 'each is checked against the module’s replay as it lands';
+  switch (stage) {
+    case 'fees':
+      return 'Adding up the fees the run has paid so far…';
+    case 'opening':
+      return crankFee > 0n ? 'The session key opens the run with a deposit for its crankers…' : 'The session key opens the run…';
+    case 'following':
+      return `Crankers send the turns (${formatCount(crankFee)} lamports a turn); ${checked}.`;
+    case 'earlier':
+      return 'Replaying the run in the module, to check the turns that landed before the reload…';
+    case 'cranking':
+      return `The session key cranks the run; ${checked}.`;
+    case 'closing':
+      return 'Closing the run; its rent and unspent escrow come back to the session key…';
+  }
+}
+
+/**
+ * The session key's part (the SDK's `workSessionRun`: open, crank or
+ * follow, check, close, send back), shown as it goes.
  * @param {Page} page
  * @param {import('./session-key.js').SessionRecord} session
  * @param {boolean} [resumed] left by an earlier load of the page
  */
 async function work(page, session, resumed = false) {
   const cluster = /** @type {NonNullable<typeof chain.cluster>} */ (chain.cluster);
+  const model = /** @type {NonNullable<typeof chain.model>} */ (chain.model);
   const key = await sessionSigner(session);
   const client = createCurtaClient({
     rpc: cluster.rpc,
@@ -660,59 +653,28 @@ async function work(page, session, resumed = false) {
   });
   const params = { prompt: session.run.prompt, maxTokens: session.run.maxTokens, temperature: session.run.temperature, seed: BigInt(session.run.seed) };
   const quoted = /** @type {number} */ (session.quotedTurns);
+  const crankFee = BigInt(session.crankFee ?? '0');
   page.startOutput(session.run.prompt);
   $('chain-view').hidden = false;
   $('turns').replaceChildren();
-  running = new AbortController();
-  const signal = running.signal;
-  try {
-    await workUntilStopped(page, session, { client, key, params, quoted, signal, resumed });
-  } finally {
-    running = null;
-  }
-}
-
-/**
- * @param {Page} page
- * @param {import('./session-key.js').SessionRecord} session
- * @param {{ client: import('@curta/sdk').CurtaClient, key: { address: string }, params: { prompt: string, maxTokens: number, temperature: string, seed: bigint }, quoted: number, signal: AbortSignal, resumed: boolean }} w
- */
-async function workUntilStopped(page, session, w) {
-  const { client, key, params, quoted, signal, resumed } = w;
-  const cluster = /** @type {NonNullable<typeof chain.cluster>} */ (chain.cluster);
   /** Each turn's transaction's compute units, by turn (the chain's meta, live or read back after a reload). */
   const units = /** @type {Array<number | undefined>} */ ([]);
   const svg = /** @type {SVGSVGElement} */ (/** @type {unknown} */ ($('cu-plot')));
   drawUnits(svg, quoted, units);
-  // What the run has paid in fees: before its turns (the funding, the
-  // opening), kept with the session; after a reload, all the session key's
-  // transactions so far, read from the chain before this load sends any
-  // (the last load's in flight have landed or expired: the journal is settled).
-  let fees = BigInt(session.fees ?? '0');
-  if (resumed) {
-    setStatus('Adding up the fees the run has paid so far…');
-    fees = await feesNaming(client, key.address);
-  }
-  let landed = 0;
+  const shown = { run: '', earlierOf: '', landed: 0, fees: BigInt(session.fees ?? '0'), crankersPaid: 0n, text: '', lastTokenSeconds: /** @type {number | null} */ (null) };
   const decoder = new TextDecoder();
-  let text = '';
-  /** @type {string | null} */
-  let runShown = null;
-  let crankersPaid = 0n;
   // The click, on this load's clock (a reload's is later: it may be negative).
   const clicked = session.clickedAt === undefined ? null : session.clickedAt - performance.timeOrigin;
-  /** @type {number | null} */
-  let lastTokenSeconds = null;
   const facts = () =>
     setFacts('run-stats', [
       ['where', `on chain, ${cluster.url}`],
       ['session key', key.address],
-      ...(runShown ? /** @type {Array<[string,string]>} */ ([['run', runShown]]) : []),
-      ...(BigInt(session.crankFee ?? '0') > 0n ? /** @type {Array<[string,string]>} */ ([['paid to crankers', formatSol(crankersPaid)]]) : []),
-      ['turns landed', `${landed} of ${quoted} quoted`],
-      ['verified', `${$('turns').querySelectorAll('li.verified').length} of ${landed}`],
-      ['fees so far', formatSol(fees)],
-      ...(lastTokenSeconds !== null ? /** @type {Array<[string,string]>} */ ([['click to last token', `${lastTokenSeconds.toFixed(2)} s`]]) : []),
+      ...(shown.run ? /** @type {Array<[string,string]>} */ ([['run', shown.run]]) : []),
+      ...(crankFee > 0n ? /** @type {Array<[string,string]>} */ ([['paid to crankers', formatSol(shown.crankersPaid)]]) : []),
+      ['turns landed', `${shown.landed} of ${quoted} quoted`],
+      ['verified', `${$('turns').querySelectorAll('li.verified').length} of ${shown.landed}`],
+      ['fees so far', formatSol(shown.fees)],
+      ...(shown.lastTokenSeconds !== null ? /** @type {Array<[string,string]>} */ ([['click to last token', `${shown.lastTokenSeconds.toFixed(2)} s`]]) : []),
     ]);
   /** The chart once a frame at most: a reload may show hundreds of turns at once. */
   let chartDue = false;
@@ -724,189 +686,93 @@ async function workUntilStopped(page, session, w) {
       drawUnits(svg, quoted, units);
     });
   };
-
-  const crankFee = BigInt(session.crankFee ?? '0');
-  if (session.phase === 'funded' || session.phase === 'created') {
-    setStatus(crankFee > 0n ? 'The session key opens the run with a deposit for its crankers…' : 'The session key opens the run…');
-    const opened = await openRun(client, session.model, { ...params, crankFee }, { artifact: /** @type {Uint8Array} */ (chain.artifact) });
-    fees += opened.summary.fees;
-    await updateSession(session, { phase: 'running', runAddress: opened.run, crankDeposit: String(opened.crank.deposit), fees: String(fees) });
-  }
-  // The terms the run was opened with, which its receipts must show.
-  const crank = { fee: crankFee, deposit: BigInt(session.crankDeposit ?? '0') };
-  const runAddress = session.runAddress ?? (await runAccountSigner(client, session.model, params)).address;
-  runShown = runAddress;
-  // The allowance the run recorded at opening, which the program plans its
-  // turns under, and so the replay that checks them (the config's may have
-  // changed since); kept with the session for a reload after the run closed.
-  let allowance = session.allowance;
-  if (allowance === undefined) {
-    const r = await fetchRunAccount(client, runAddress).catch(() => null);
-    allowance = r ? r.allowance : chain.allowance;
-    if (r) await updateSession(session, { allowance });
-  }
-  /**
-   * A turn landed and verified: its text, its compute units, and the fee
-   * it adds to the run's (a cranker pays its own; a turn before the reload
-   * is counted already).
-   * @param {{ turns: number, text: Uint8Array, computeUnits: bigint }} t
-   * @param {bigint} fee
-   */
-  const showTurn = (t, fee) => {
-    landed = t.turns;
-    units[t.turns - 1] = Number(t.computeUnits);
+  /** @param {import('@curta/sdk').SessionTurn} t */
+  const showTurn = async (t) => {
+    const title =
+      t.by === 'key'
+        ? `turn ${t.turn}: ${formatCount(t.computeUnits)} CU (the program's ${formatCount(t.programCu ?? 0)}), ${t.generated} tokens, receipt equals the replay (state ${t.stateSha256?.slice(0, 12)}…)`
+        : `turn ${t.turn}${t.by === 'earlier' ? ' (before the reload)' : ` (sent by a cranker, paid ${formatCount(t.crankPaid)} lamports)`}: ${formatCount(t.computeUnits)} CU, receipt equals the replay`;
+    addTurn(t.turn, title, 'verified');
+    shown.landed = t.turn;
+    if (t.by === 'cranker') shown.crankersPaid += t.crankPaid;
+    units[t.turn - 1] = Number(t.computeUnits);
     chart();
-    fees += fee;
     if (t.text.length > 0) {
-      text += decoder.decode(t.text, { stream: true });
-      $('output-text').textContent = text;
-      if (clicked !== null) lastTokenSeconds = (performance.now() - clicked) / 1000;
+      shown.text += decoder.decode(t.text, { stream: true });
+      $('output-text').textContent = shown.text;
+      if (clicked !== null) shown.lastTokenSeconds = (performance.now() - clicked) / 1000;
     }
-    setProgress('run-progress', landed / quoted, `${formatCount(landed)} of ${formatCount(quoted)} turns landed`);
+    setProgress('run-progress', shown.landed / quoted, `${formatCount(shown.landed)} of ${formatCount(quoted)} turns landed`);
     facts();
+    if (t.by === 'earlier') setStatus(`Checking the turns that landed before the reload against the module's replay: ${formatCount(t.turn)}${shown.earlierOf}…`);
+    // Receipts read in one go are checked in a burst: the page shows them as it goes.
+    if (t.by !== 'key') await letPaint();
   };
-  if (crankFee > 0n) {
-    // Crankers send the turns, paid from the run's deposit: the page only
-    // follows the run's receipts, each checked against the replay.
-    facts();
-    setStatus(`Crankers send the turns (${formatCount(crankFee)} lamports a turn); each is checked against the module’s replay as it lands.`);
-    await verifyLanded(client, runAddress, params, {
-      upTo: Infinity,
-      crank,
-      allowance,
-      signal,
-      onReceipt: (r) => {
-        crankersPaid += r.crankPaid;
-        showTurn(r, 0n);
+  running = new AbortController();
+  const signal = running.signal;
+  let done;
+  try {
+    done = await workSessionRun(
+      client,
+      {
+        model: session.model,
+        owner: session.owner,
+        params,
+        crankFee,
+        phase: session.phase,
+        runAddress: session.runAddress,
+        crankDeposit: session.crankDeposit === undefined ? undefined : BigInt(session.crankDeposit),
+        allowance: session.allowance,
+        fees: shown.fees,
       },
-    });
-  } else {
-    // What landed before a reload.
-    const before = await fetchRun(client, runAddress).catch(() => null);
-    if (!before || before.info.turns > 0) {
-      // Turns that landed before the reload (all of them, and the run closed,
-      // when the last load got that far): read back from the chain's history,
-      // each shown as it is checked.
-      const upTo = before ? before.info.turns : Infinity;
-      const of = before ? ` of ${formatCount(upTo)}` : '';
-      setStatus('Replaying the run in the module, to check the turns that landed before the reload…');
-      await verifyLanded(client, runAddress, params, {
-        upTo,
-        crank,
-        allowance,
-        earlier: true,
-        onReceipt: (r) => {
-          showTurn(r, 0n);
-          setStatus(`Checking the turns that landed before the reload against the module's replay: ${formatCount(r.turns)}${of}…`);
-        },
-      });
-    }
-    facts();
-    setProgress('run-progress', landed / quoted, `${formatCount(landed)} of ${formatCount(quoted)} turns landed`);
-    setStatus('The session key cranks the run; each turn is checked against the module’s replay as it lands.');
-    try {
-      if (before) await crankRun(client, runAddress, {
+      {
         artifact: /** @type {Uint8Array} */ (chain.artifact),
+        royalty: model.royalty,
+        resumed,
         signal,
-        onTurn: (t) => {
-          addTurn(t.turn, `turn ${t.turn}: ${formatCount(Number(t.consumedCu))} CU (the program's ${formatCount(t.programCu)}), ${t.generated} tokens, receipt equals the replay (state ${t.stateSha256.slice(0, 12)}…)`, 'verified');
-          showTurn({ turns: t.turn, text: t.text, computeUnits: t.consumedCu }, t.fee);
+        // The session's record keeps decimal strings.
+        save: (change) =>
+          updateSession(session, {
+            ...change,
+            ...(change.fees === undefined ? {} : { fees: String(change.fees) }),
+            ...(change.crankDeposit === undefined ? {} : { crankDeposit: String(change.crankDeposit) }),
+          }),
+        onStage: (stage, turns) => {
+          shown.earlierOf = turns === undefined ? '' : ` of ${formatCount(turns)}`;
+          facts();
+          setStatus(stageWords(stage, crankFee));
         },
-        onFailed: (f) => {
-          fees += f.fee;
+        onRun: (run) => {
+          shown.run = run;
           facts();
         },
-      });
-    } catch (e) {
-      if (e instanceof CurtaReplayMismatch) {
-        const said = mismatchWords(e, landed + 1);
-        addTurn(said.turn, said.line, 'mismatch');
-        throw new Error(said.words);
-      }
-      // Stopped: the run is closed below, mid-way.
-      if (!signal.aborted) throw e;
+        onTurn: showTurn,
+        onFees: (fees) => {
+          shown.fees = fees;
+          facts();
+        },
+      },
+    );
+  } catch (e) {
+    if (e instanceof CurtaReplayMismatch) {
+      const said = mismatchWords(e, shown.landed + 1);
+      addTurn(said.turn, said.line, 'mismatch');
+      throw new Error(said.words);
     }
+    throw e;
+  } finally {
+    running = null;
   }
-  text += decoder.decode();
-  $('output-text').textContent = text;
+  await endSession();
+  shown.text += decoder.decode();
+  $('output-text').textContent = shown.text;
   drawUnits(svg, quoted, units);
-  // Stopped: a client of its own, which first waits for the turns still in
-  // flight to land or expire (the SDK settles a client's journal before it
-  // reads the chain), so none lands after the key is emptied.
-  const closer = signal.aborted
-    ? createCurtaClient({ rpc: client.rpc, programId: client.programId, payer: client.payer, secret: session.seed, core: client.core, journal: indexedDbJournal() })
-    : client;
-  const back = await giveBack(closer, session, runAddress);
-  fees += back.fees;
-  // Stopped: turns in flight landed (or failed) unseen by the crank; the chain has them all.
-  if (signal.aborted) fees = await feesNaming(client, key.address);
   facts();
   const final = await client.rpc.getBalance(/** @type {any} */ (session.owner), { commitment: 'confirmed' }).send();
   void showBalance().catch(() => {});
-  const how = signal.aborted ? `Stopped on chain after ${formatCount(landed)} of ${formatCount(quoted)} turns, all verified; the run is closed` : `Done on chain: ${formatCount(landed)} turns, all verified`;
-  setStatus(`${how}; ${formatSol(back.sent)} sent back to ${session.owner} (now ${formatSol(final.value)}).`);
-  document.body.dataset.chainDone = signal.aborted ? 'stopped' : 'true';
-}
-
-/**
- * Closes the session's run and sends everything the key holds back to the
- * wallet that funded it (the SDK's `sendBack`); then forgets the key.
- * @param {import('@curta/sdk').CurtaClient} client the session key's
- * @param {import('./session-key.js').SessionRecord} session
- * @param {string | undefined} runAddress
- */
-async function giveBack(client, session, runAddress) {
-  const back = await sendBack(client, session.owner, runAddress, {
-    onClosing: () => setStatus('Closing the run; its rent and unspent escrow come back to the session key…'),
-  });
-  await updateSession(session, { phase: 'done' });
-  await endSession();
-  return back;
-}
-
-/**
- * The receipts of the run's turns as they land (those of an earlier load
- * too), read from the chain's logs, each checked against the module's
- * replay of the run from its start.
- * @param {import('@curta/sdk').CurtaClient} client
- * @param {string} runAddress
- * @param {{ prompt: string, maxTokens: number, temperature: string, seed: bigint }} params
- * @param {{
- *   upTo: number,
- *   crank: { fee: bigint, deposit: bigint },
- *   allowance: number,
- *   onReceipt: (r: import('@curta/sdk').FollowedReceipt) => void,
- *   earlier?: boolean,
- *   signal?: AbortSignal,
- * }} o `upTo`: the turns to read (Infinity: to the run's end, or its close);
- *   `crank`: the crank fee and deposit the run was opened with; `allowance`:
- *   the turn allowance it recorded at opening; `onReceipt`:
- *   each verified receipt as it lands; `earlier`: the turns landed before a reload; `signal`
- *   stops following
- */
-async function verifyLanded(client, runAddress, params, o) {
-  const model = /** @type {NonNullable<typeof chain.model>} */ (chain.model);
-  const replay = await replayFromParams(/** @type {any} */ (client.core), /** @type {Uint8Array} */ (chain.artifact), params.prompt, {
-    maxTokens: params.maxTokens,
-    temperature: params.temperature,
-    seed: params.seed,
-    allowance: o.allowance,
-  });
-  const terms = { royalty: model.royalty, crankFee: o.crank.fee, crankDeposit: o.crank.deposit };
-  for await (const r of followRun(client, runAddress, { signal: o.signal })) {
-    const diffs = receiptDifferences(/** @type {any} */ (client.core), r, replay.steps[r.turns - 1], { run: runAddress, model: model.address, ...terms });
-    if (diffs.length > 0) {
-      const d = diffs[0];
-      addTurn(r.turns, `MISMATCH at turn ${r.turns}: ${d.field}`, 'mismatch');
-      throw new Error(`Turn ${r.turns} does not match the module's replay: its ${d.field} is ${d.receipt} on chain, ${d.replay} in the replay.`);
-    }
-    const by = o.earlier ? ' (before the reload)' : ` (sent by a cranker, paid ${formatCount(r.crankPaid)} lamports)`;
-    addTurn(r.turns, `turn ${r.turns}${by}: ${formatCount(Number(r.computeUnits))} CU, receipt equals the replay`, 'verified');
-    o.onReceipt(r);
-    if (r.turns >= o.upTo) break;
-    // Receipts read in one go are checked in a burst: the page shows them as it goes.
-    await letPaint();
-  }
+  const how = done.stopped ? `Stopped on chain after ${formatCount(shown.landed)} of ${formatCount(quoted)} turns, all verified; the run is closed` : `Done on chain: ${formatCount(shown.landed)} turns, all verified`;
+  setStatus(`${how}; ${formatSol(done.sent)} sent back to ${session.owner} (now ${formatSol(final.value)}).`);
+  document.body.dataset.chainDone = done.stopped ? 'stopped' : 'true';
 }
 
 /**
