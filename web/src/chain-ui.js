@@ -2,7 +2,6 @@
 // local key on localnet), model by address or upload, the quote, and the
 // run paid through a session key, streamed and verified turn by turn.
 import { address, createKeyPairSignerFromPrivateKeyBytes } from '@solana/kit';
-import { getTransferSolInstruction } from '@solana-program/system';
 import {
   CurtaReplayMismatch,
   DEFAULT_ALLOWANCE,
@@ -14,11 +13,11 @@ import {
   fetchModel,
   formatCount,
   formatSol,
+  fundSessionKey,
   initConfig,
-  openRun,
   quoteRun,
   quoteUpload,
-  sendAndConfirm,
+  sendBack,
   sessionKeyFunding,
   uploadModel,
   workSessionRun,
@@ -144,7 +143,10 @@ export function setupChain(page) {
       const cluster = await connectCluster();
       const key = await sessionSigner(session);
       const client = createCurtaClient({ rpc: cluster.rpc, programId: session.programId, payer: key, secret: session.seed, core: await page.corePromise, journal: indexedDbJournal() });
-      const back = await giveBack(client, session, session.runAddress);
+      const back = await sendBack(client, session.owner, session.runAddress, {
+        onClosing: () => setStatus(stageWords('closing', 0n)),
+      });
+      await endSession();
       void showBalance().catch(() => {});
       setStatus(`The session key ${key.address} sent ${formatSol(back.sent)} back to ${session.owner}; its run is closed.`);
     });
@@ -523,43 +525,30 @@ async function generate(page, timing) {
     clickedAt: performance.timeOrigin + timing.clicked,
   });
   const sessionKey = await sessionSigner(session);
-  const amount = await sessionKeyFunding(readClient, q, { crankers: q.crankFee > 0n });
-  if (q.crankFee > 0n) {
-    // One wallet transaction opens the run with its deposits, the session
-    // key its opener (so that it can close it unasked), and funds the key
-    // for the close and the transfer back.
-    setStatus(`Asking ${chain.signerName} to approve one transaction: the run's deposits, and ${formatSol(amount)} for the session key ${sessionKey.address}…`);
-    const sessionClient = createCurtaClient({ rpc: cluster.rpc, programId: readClient.programId, payer: sessionKey, secret: session.seed, core: await page.corePromise, journal: indexedDbJournal() });
-    let opened;
-    try {
-      opened = await openRun(sessionClient, model.address, { ...runParamsOf(input), crankFee: q.crankFee }, {
-        artifact: /** @type {Uint8Array} */ (chain.artifact),
-        funder: owner,
-        fundOpener: amount,
-      });
-    } catch (e) {
-      if (/** @type {any} */ (e)?.refused) await endSession();
-      throw e;
-    }
-    await updateSession(session, { phase: 'running', runAddress: opened.run, crankDeposit: String(opened.crank.deposit), fees: String(opened.summary.fees) });
-    void showBalance().catch(() => {});
-    await work(page, session);
-    return;
-  }
-  setStatus(`Asking ${chain.signerName} to approve ${formatSol(amount)} for the session key ${sessionKey.address}…`);
-  const wallet = createCurtaClient({ rpc: cluster.rpc, programId: readClient.programId, payer: owner, journal: indexedDbJournal() });
+  const keyClient = createCurtaClient({ rpc: cluster.rpc, programId: readClient.programId, payer: sessionKey, secret: session.seed, core: await page.corePromise, journal: indexedDbJournal() });
   let funded;
   try {
-    funded = await sendAndConfirm(wallet, 'funding the session key', [
-      getTransferSolInstruction({ source: owner, destination: sessionKey.address, amount }),
-    ]);
+    funded = await fundSessionKey(keyClient, owner, model.address, { ...runParamsOf(input), crankFee: q.crankFee }, q, {
+      artifact: /** @type {Uint8Array} */ (chain.artifact),
+      onApproval: (amount) =>
+        setStatus(
+          q.crankFee > 0n
+            ? `Asking ${chain.signerName} to approve one transaction: the run's deposits, and ${formatSol(amount)} for the session key ${sessionKey.address}…`
+            : `Asking ${chain.signerName} to approve ${formatSol(amount)} for the session key ${sessionKey.address}…`,
+        ),
+    });
   } catch (e) {
     // A refusal sent nothing: forget the key. Anything else may have been
     // sent, so the key is kept for a reload to find.
     if (/** @type {any} */ (e)?.refused) await endSession();
     throw e;
   }
-  await updateSession(session, { phase: 'funded', fundingSignature: funded.signature, fees: String(funded.fee) });
+  const { change } = funded;
+  await updateSession(session, {
+    ...change,
+    fees: String(change.fees),
+    ...(change.crankDeposit === undefined ? {} : { crankDeposit: String(change.crankDeposit) }),
+  });
   void showBalance().catch(() => {});
   await work(page, session);
 }

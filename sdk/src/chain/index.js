@@ -27,7 +27,7 @@ export { checkArtifact, checkModelIdentity, fetchArtifact, modelIdentity } from 
 export { curtaProgramAt, isCurtaErrorAt } from './program.js';
 export { MAX_PROMPT_BYTES, closeRun, fetchRun, openRun, openTransactions, reclaim, runAccountSigner, runParams } from './runs.js';
 export { quoteRun } from './quote.js';
-export { sendBack, sessionKeyFunding } from './session-key.js';
+export { fundSessionKey, sendBack, sessionKeyFunding } from './session-key.js';
 export { feesPaidBy, workSessionRun } from './session-run.js';
 export { CurtaReplayMismatch, crankRun, firstDifference } from './crank.js';
 export { deliverRun } from './deliver.js';

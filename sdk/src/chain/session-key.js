@@ -11,7 +11,7 @@ import { getTransferSolInstruction } from '@solana-program/system';
 import { requireCore } from './client.js';
 import { fetchRawAccount } from './fetch.js';
 import { rentFor } from './rent.js';
-import { closeRun } from './runs.js';
+import { closeRun, openRun } from './runs.js';
 import { lamportsPerSignature, sendAndConfirm } from './transactions.js';
 
 /**
@@ -60,4 +60,36 @@ export async function sendBack(client, to, runAddress, options = {}) {
     getTransferSolInstruction({ source: client.payer, destination: /** @type {any} */ (to), amount: sent }),
   ]);
   return { fees: fees + landed.fee, sent };
+}
+
+/**
+ * The wallet's one approval: funds a fresh session key for a quoted run
+ * (`sessionKeyFunding`'s sum). With crankers (`params.crankFee` above
+ * zero) it is the run's opening itself, the wallet paying the deposits and
+ * the key named the opener (so that it can close the run unasked); else a
+ * transfer to the key, which opens the run itself (`workSessionRun`). A
+ * refusal (the wallet's, or the cluster's in simulation) sent nothing: the
+ * error has `refused`, and the key can be forgotten.
+ * @param {import('./client.js').CurtaClient} client the session key's (its payer), with the module
+ * @param {import('@solana/kit').TransactionSigner} wallet
+ * @param {string} model the model's address
+ * @param {{ prompt: string | Uint8Array, maxTokens: number, temperature?: string | number, temperatureQ16?: number, seed: bigint, crankFee?: bigint }} params
+ * @param {{ deposit: bigint, fees: bigint }} quote `quoteRun`'s
+ * @param {{ artifact?: Uint8Array, onApproval?: (amount: bigint) => void }} [options] `onApproval`: told what the wallet is asked to send, before it is asked
+ * @returns {Promise<{ amount: bigint, change: { phase: 'running' | 'funded', runAddress?: string, crankDeposit?: bigint, fundingSignature?: string, fees: bigint } }>}
+ *   `change`: the session run's record after it (`workSessionRun`)
+ */
+export async function fundSessionKey(client, wallet, model, params, quote, options = {}) {
+  const crankers = (params.crankFee ?? 0n) > 0n;
+  const amount = await sessionKeyFunding(client, quote, { crankers });
+  options.onApproval?.(amount);
+  if (crankers) {
+    const opened = await openRun(client, model, params, { artifact: options.artifact, funder: wallet, fundOpener: amount });
+    return { amount, change: { phase: 'running', runAddress: opened.run, crankDeposit: opened.crank.deposit, fees: opened.summary.fees } };
+  }
+  const funder = { ...client, payer: wallet, cache: {} };
+  const funded = await sendAndConfirm(funder, 'funding the session key', [
+    getTransferSolInstruction({ source: wallet, destination: client.payer.address, amount }),
+  ]);
+  return { amount, change: { phase: 'funded', fundingSignature: funded.signature, fees: funded.fee } };
 }

@@ -21,7 +21,7 @@ import { sendBack } from './session-key.js';
  * @typedef {object} SessionRun
  * @property {string} model the model's address
  * @property {string} owner the wallet that funded the key, which gets back what is left
- * @property {{ prompt: string, maxTokens: number, temperature: string | number, seed: bigint }} params
+ * @property {{ prompt: string, maxTokens: number, temperature?: string | number, temperatureQ16?: number, seed: bigint }} params `openRun`'s (the temperature as a decimal or in Q16)
  * @property {bigint} crankFee lamports a turn to crankers; 0n: the key sends the turns
  * @property {'created' | 'funded' | 'running' | 'done'} phase `running` once the run is open
  * @property {string} [runAddress] once it is open
@@ -161,12 +161,8 @@ export async function workSessionRun(client, run, o) {
  */
 async function checkLanded(client, run, check, o) {
   const core = requireCore(client, 'workSessionRun');
-  const replay = await replayFromParams(core, check.artifact, run.params.prompt, {
-    maxTokens: run.params.maxTokens,
-    temperature: run.params.temperature,
-    seed: run.params.seed,
-    allowance: check.allowance,
-  });
+  const { maxTokens, temperature, temperatureQ16, seed } = run.params;
+  const replay = await replayFromParams(core, check.artifact, run.params.prompt, { maxTokens, temperature, temperatureQ16, seed, allowance: check.allowance });
   const expected = { run: check.run, model: run.model, royalty: check.royalty, crankFee: check.crankFee, crankDeposit: check.crankDeposit };
   for await (const r of followRun(client, check.run, { signal: o.signal })) {
     const [d] = receiptDifferences(core, r, replay.steps[r.turns - 1], expected);

@@ -18,15 +18,17 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { createKeyPairSignerFromBytes, generateKeyPairSigner } from '@solana/kit';
+import { createKeyPairSignerFromBytes, createKeyPairSignerFromPrivateKeyBytes, generateKeyPairSigner } from '@solana/kit';
 
 import {
   closeRun,
   crankRun,
   createCurtaClient,
   fetchModel,
+  feesPaidBy,
   fetchRun,
   followRun,
+  fundSessionKey,
   initConfig,
   modelSigner,
   openRun,
@@ -36,6 +38,7 @@ import {
   runSigner,
   setAllowance,
   uploadModel,
+  workSessionRun,
 } from '../../src/index.js';
 import { fileJournal } from '../../src/chain/journal-node.js';
 import { getTurnInstructionDataDecoder, getWriteInstructionDataDecoder } from '../../src/generated-js/index.js';
@@ -245,6 +248,55 @@ describe('the JS chain client on curta-localnet', () => {
       assert.equal(await client.rpc.getAccountInfo(opened.run, { encoding: 'base64' }).send().then((r) => r.value), null);
     });
   }
+
+  test('a session key one wallet approval funds runs the reference run to its end and sends back all but the fees (fundSessionKey, workSessionRun)', async () => {
+    const g = golden('stories260k-reference');
+    const wallet = client.payer;
+    const seed = crypto.getRandomValues(new Uint8Array(32));
+    const key = await createKeyPairSignerFromPrivateKeyBytes(seed);
+    const keyClient = createCurtaClient({ rpc: client.rpc, programId, payer: key, secret: seed, core, journal: fileJournal(journalDir) });
+    const balance = async (a) => (await client.rpc.getBalance(a, { commitment: 'confirmed' }).send()).value;
+    const walletBefore = await balance(wallet.address);
+    const q = await quoteRun(keyClient, model, g.params);
+    const asked = [];
+    const funded = await fundSessionKey(keyClient, wallet, model, g.params, q, { artifact, onApproval: (a) => asked.push(a) });
+    assert.equal(funded.change.phase, 'funded');
+    assert.deepEqual(asked, [funded.amount]);
+    assert.equal(await balance(key.address), funded.amount);
+
+    const record = { model, owner: wallet.address, params: g.params, crankFee: 0n, ...funded.change };
+    const saved = [];
+    const stages = [];
+    const turns = [];
+    const done = await workSessionRun(keyClient, record, {
+      artifact,
+      royalty: 0n,
+      save: async (change) => {
+        saved.push(change);
+        Object.assign(record, change);
+      },
+      onStage: (stage) => stages.push(stage),
+      onTurn: (t) => turns.push(t),
+    });
+    assert.deepEqual(stages, ['opening', 'cranking', 'closing']);
+    assert.deepEqual(saved.map((c) => c.phase), ['running', undefined, 'done']);
+    assert.equal(record.runAddress, done.run);
+    assert.equal(record.allowance, 1_350_000);
+    assert.deepEqual([done.turns, done.stopped, done.crankersPaid], [g.turns.length - 1, false, 0n]);
+    turns.forEach((t, i) => {
+      assert.deepEqual([t.turn, t.by], [i + 1, 'key']);
+      assert.equal(t.stateSha256, g.turns[i + 1].stateSha256, `turn ${i + 1}'s state`);
+    });
+    assert.deepEqual(Buffer.concat(turns.map((t) => t.text)), Buffer.from(g.text));
+    // The key ends empty and the run closed; the wallet paid the fees
+    // alone, every one of them a transaction naming the key.
+    assert.equal(await balance(key.address), 0n);
+    assert.equal(await client.rpc.getAccountInfo(done.run, { encoding: 'base64' }).send().then((r) => r.value), null);
+    assert.equal(walletBefore - (await balance(wallet.address)), done.fees);
+    assert.equal(await feesPaidBy(keyClient, key.address), done.fees);
+    assert.equal(done.sent, funded.amount - (done.fees - funded.change.fees));
+    console.log(`session key: ${done.turns} turns, ${done.fees} lamports in fees, ${done.sent} of ${funded.amount} sent back`);
+  });
 
   test('stopped mid-upload and mid-crank (SIGKILL), run again: each chunk written once, each turn done once', async () => {
     const royalty = 7n;
