@@ -360,10 +360,13 @@ test-browser: setup-host setup-browser models build-sbf web-build
 # IDL has no node for) from the same constants (`curta-core layout`):
 # `make idl` writes them. test-idl checks the committed IDL and layout are
 # the generators', and (sdk/test/idl/) that the generated client builds
-# and decodes what the harness binary protocol_vectors prints (every
+# and decodes what curta-client's example protocol_vectors prints (every
 # instruction, account kind, the turn receipt and the errors, as protocol
 # and the Rust client's builders make them) and is what `npm run generate`
-# writes today. No validator.
+# writes today. No validator, none built: the example's graph is the
+# client's (built with the harness selected too, so that its crates get
+# the features HOST_BUILD gives them and are not built twice).
+VECTORS_BUILD = $(HOST_CARGO) build -p curta-harness -p curta-client --example protocol_vectors
 CORE_IDL = cargo run -q -p curta-core --features std --bin curta-core -- idl
 CORE_LAYOUT = cargo run -q -p curta-core --features std --bin curta-core -- layout
 idl: setup-js
@@ -376,8 +379,8 @@ test-idl: setup-js setup-host
 		{ echo "idl/curta.json is not what curta-core idl writes: run make idl"; exit 1; }
 	cd $(ROOT) && $(CORE_LAYOUT) | cmp - sdk/src/layout.js || \
 		{ echo "sdk/src/layout.js is not what curta-core layout writes: run make idl"; exit 1; }
-	cd $(ROOT) && $(HOST_BUILD)
-	cd $(ROOT) && CURTA_VECTORS_BIN=$(HOST_TARGET_DIR)/debug/protocol_vectors node --test sdk/test/idl/
+	cd $(ROOT) && $(VECTORS_BUILD)
+	cd $(ROOT) && CURTA_VECTORS_BIN=$(HOST_TARGET_DIR)/debug/examples/protocol_vectors node --test sdk/test/idl/
 
 # A clean build of the (v3) program, in a fresh target folder, must give
 # the same bytes as `make build-sbf`'s, so that `curta program verify` can

@@ -1,5 +1,5 @@
-// The IDL cannot drift from the program. `protocol_vectors` (a harness
-// binary) prints every instruction, a sample account of each kind, a turn
+// The IDL cannot drift from the program. `protocol_vectors` (an example
+// of curta-client) prints every instruction, a sample account of each kind, a turn
 // receipt and every error as curta_core::protocol and
 // curta_client::instructions make them; here the client generated from
 // idl/curta.json builds and decodes the same and must give the same bytes,
@@ -8,9 +8,10 @@
 // `curta-core idl` writes from curta_core::protocol is checked by the
 // core's own tests and by `make test-idl`.)
 //
-// CURTA_VECTORS_BIN names the binary (default target/debug/protocol_vectors,
-// built by `cargo build -p curta-harness -p curta-client --bins --tests`;
-// `make test-idl` builds it and runs this file).
+// CURTA_VECTORS_BIN names the binary (default
+// target/debug/examples/protocol_vectors, built by `cargo build -p
+// curta-client --example protocol_vectors`; `make test-idl` builds it and
+// runs this file).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -26,7 +27,7 @@ import * as generated from '../../src/generated-js/index.js';
 import { files, generate, IDL } from '../../scripts/generate.js';
 
 const SDK = fileURLToPath(new URL('../..', import.meta.url));
-const BIN = process.env.CURTA_VECTORS_BIN ?? join(SDK, '../target/debug/protocol_vectors');
+const BIN = process.env.CURTA_VECTORS_BIN ?? join(SDK, '../target/debug/examples/protocol_vectors');
 const idl = JSON.parse(readFileSync(IDL, 'utf8'));
 const program = idl.program;
 const root = createFromJson(readFileSync(IDL, 'utf8')).getRoot();
