@@ -9,12 +9,14 @@ ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 DEB_CARGO := /usr/bin/cargo
 DEB_RUSTC := /usr/bin/rustc
 # A RUSTFLAGS or CARGO_ENCODED_RUSTFLAGS variable would replace the
-# rustflags of .cargo/config.toml, and a RUSTC_WRAPPER would run rustup's
-# rustc: clear them for the Debian builds. DEB_ENV_STABLE is stable Rust
+# rustflags of .cargo/config.toml, and a RUSTC_WRAPPER or
+# RUSTC_WORKSPACE_WRAPPER (clippy-driver, as HOST_CARGO sets it) would run
+# rustup's rustc, which has no SBF standard library: clear them for the
+# Debian builds. DEB_ENV_STABLE is stable Rust
 # (what a program outside this repository builds with, the storyteller);
 # DEB_ENV adds RUSTC_BOOTSTRAP=1 for the core's inline assembly
 # (asm_experimental_arch) and -Zbuild-std.
-DEB_ENV_STABLE := env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS -u RUSTC_WRAPPER -u RUSTC_BOOTSTRAP RUSTC=$(DEB_RUSTC)
+DEB_ENV_STABLE := env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS -u RUSTC_WRAPPER -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS -u RUSTC_BOOTSTRAP RUSTC=$(DEB_RUSTC)
 DEB_ENV := $(DEB_ENV_STABLE) RUSTC_BOOTSTRAP=1
 
 SBF_TARGET := bpfel-unknown-none
