@@ -1,6 +1,6 @@
 // A run on chain, in the page: the quote, the one approval that funds a
 // session key (the SDK's fundSessionKey), the key's work (the SDK's
-// workSessionRun) shown turn by turn, and a session resumed after a reload.
+// runWithSessionKey) shown turn by turn, and a session resumed after a reload.
 import {
   CurtaReplayMismatch,
   MAX_PROMPT_BYTES,
@@ -12,7 +12,7 @@ import {
   fundSessionKey,
   quoteRun,
   sessionKeyFunding,
-  workSessionRun,
+  runWithSessionKey,
 } from '@curta/sdk';
 import { chain, connectCluster, reader, showBalance } from './chain-connect.js';
 import { loadModel, readyToQuote } from './chain-model.js';
@@ -213,7 +213,7 @@ export function stopRun() {
 }
 
 /**
- * What the SDK's session run says it does next, in the page's words.
+ * What the SDK's runWithSessionKey says it does next, in the page's words.
  * @param {'fees' | 'opening' | 'earlier' | 'cranking' | 'following' | 'closing'} stage
  * @param {bigint} crankFee
  */
@@ -236,7 +236,7 @@ export function stageWords(stage, crankFee) {
 }
 
 /**
- * The session key's part (the SDK's `workSessionRun`: open, crank or
+ * The session key's part (the SDK's `runWithSessionKey`: open, crank or
  * follow, check, close, send back), shown as it goes.
  * @param {Page} page
  * @param {import('./session-key.js').SessionRecord} session
@@ -289,7 +289,7 @@ async function work(page, session, resumed = false) {
       drawUnits(svg, quoted, units);
     });
   };
-  /** @param {import('@curta/sdk').SessionTurn} t */
+  /** @param {import('@curta/sdk').SessionKeyTurn} t */
   const showTurn = async (t) => {
     const title =
       t.by === 'key'
@@ -315,7 +315,7 @@ async function work(page, session, resumed = false) {
   const signal = running.signal;
   let done;
   try {
-    done = await workSessionRun(
+    done = await runWithSessionKey(
       client,
       {
         model: session.model,

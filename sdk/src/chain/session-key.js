@@ -67,7 +67,7 @@ export async function sendBack(client, to, runAddress, options = {}) {
  * (`sessionKeyFunding`'s sum). With crankers (`params.crankFee` above
  * zero) it is the run's opening itself, the wallet paying the deposits and
  * the key named the opener (so that it can close the run unasked); else a
- * transfer to the key, which opens the run itself (`workSessionRun`). A
+ * transfer to the key, which opens the run itself (`runWithSessionKey`). A
  * refusal (the wallet's, or the cluster's in simulation) sent nothing: the
  * error has `refused`, and the key can be forgotten.
  * @param {import('./client.js').CurtaClient} client the session key's (its payer), with the module
@@ -77,7 +77,7 @@ export async function sendBack(client, to, runAddress, options = {}) {
  * @param {{ deposit: bigint, fees: bigint }} quote `quoteRun`'s
  * @param {{ artifact?: Uint8Array, onApproval?: (amount: bigint) => void }} [options] `onApproval`: told what the wallet is asked to send, before it is asked
  * @returns {Promise<{ amount: bigint, change: { phase: 'running' | 'funded', runAddress?: string, crankDeposit?: bigint, fundingSignature?: string, fees: bigint } }>}
- *   `change`: the session run's record after it (`workSessionRun`)
+ *   `change`: the session key's run record after it (`runWithSessionKey`)
  */
 export async function fundSessionKey(client, wallet, model, params, quote, options = {}) {
   const crankers = (params.crankFee ?? 0n) > 0n;

@@ -38,7 +38,7 @@ import {
   runSigner,
   setAllowance,
   uploadModel,
-  workSessionRun,
+  runWithSessionKey,
 } from '../../src/index.js';
 import { fileJournal } from '../../src/chain/journal-node.js';
 import { getTurnInstructionDataDecoder, getWriteInstructionDataDecoder } from '../../src/generated-js/index.js';
@@ -249,7 +249,7 @@ describe('the JS chain client on curta-localnet', () => {
     });
   }
 
-  test('a session key one wallet approval funds runs the reference run to its end and sends back all but the fees (fundSessionKey, workSessionRun)', async () => {
+  test('a session key one wallet approval funds runs the reference run to its end and sends back all but the fees (fundSessionKey, runWithSessionKey)', async () => {
     const g = golden('stories260k-reference');
     const wallet = client.payer;
     const seed = crypto.getRandomValues(new Uint8Array(32));
@@ -268,7 +268,7 @@ describe('the JS chain client on curta-localnet', () => {
     const saved = [];
     const stages = [];
     const turns = [];
-    const done = await workSessionRun(keyClient, record, {
+    const done = await runWithSessionKey(keyClient, record, {
       artifact,
       royalty: 0n,
       save: async (change) => {

@@ -18,7 +18,7 @@ import { sendBack } from './session-key.js';
 
 /**
  * A session key's run, as its keeper records it between loads.
- * @typedef {object} SessionRun
+ * @typedef {object} SessionKeyRun
  * @property {string} model the model's address
  * @property {string} owner the wallet that funded the key, which gets back what is left
  * @property {{ prompt: string, maxTokens: number, temperature?: string | number, temperatureQ16?: number, seed: bigint }} params `openRun`'s (the temperature as a decimal or in Q16)
@@ -31,8 +31,8 @@ import { sendBack } from './session-key.js';
  */
 
 /**
- * A turn the session run saw land, checked against the replay.
- * @typedef {object} SessionTurn
+ * A turn the session key's run saw land, checked against the replay.
+ * @typedef {object} SessionKeyTurn
  * @property {number} turn the run's turn count after it
  * @property {'key' | 'cranker' | 'earlier'} by who sent it: the key, a cranker, or either before a reload
  * @property {Uint8Array} text the bytes it generated
@@ -52,24 +52,24 @@ import { sendBack } from './session-key.js';
  * are checked again). A turn that differs from the replay throws
  * `CurtaReplayMismatch` naming the turn and the field.
  * @param {import('./client.js').CurtaClient} client the session key's: the key its payer, its seed the secret, with the module and a journal
- * @param {SessionRun} run the record, which `save` keeps up to date
+ * @param {SessionKeyRun} run the record, which `save` keeps up to date
  * @param {{
  *   artifact: Uint8Array,
  *   royalty: bigint,
- *   save: (change: Partial<SessionRun>) => Promise<unknown>,
+ *   save: (change: Partial<SessionKeyRun>) => Promise<unknown>,
  *   resumed?: boolean,
  *   signal?: AbortSignal,
  *   onStage?: (stage: 'fees' | 'opening' | 'earlier' | 'cranking' | 'following' | 'closing', turns?: number) => void,
  *   onRun?: (run: string) => void,
- *   onTurn?: (turn: SessionTurn) => void | Promise<void>,
+ *   onTurn?: (turn: SessionKeyTurn) => void | Promise<void>,
  *   onFees?: (fees: bigint) => void,
  * }} o `artifact`: the model's; `royalty`: the model's, which receipts show;
  *   `onStage`: what it does next (`earlier` with the turns landed before a reload);
  *   `onRun`: the run's address once known; `onFees`: the fees so far, whenever they change
  * @returns {Promise<{ run: string, turns: number, fees: bigint, crankersPaid: bigint, sent: bigint, stopped: boolean }>}
  */
-export async function workSessionRun(client, run, o) {
-  requireCore(client, 'workSessionRun');
+export async function runWithSessionKey(client, run, o) {
+  requireCore(client, 'runWithSessionKey');
   const signal = o.signal;
   let fees = run.fees ?? 0n;
   const paid = (/** @type {bigint} */ fee) => {
@@ -100,7 +100,7 @@ export async function workSessionRun(client, run, o) {
   }
   let turns = 0;
   let crankersPaid = 0n;
-  /** @param {SessionTurn} t */
+  /** @param {SessionKeyTurn} t */
   const landed = async (t) => {
     turns = t.turn;
     crankersPaid += t.by === 'cranker' ? t.crankPaid : 0n;
@@ -155,12 +155,12 @@ export async function workSessionRun(client, run, o) {
  * chain's logs, each checked against the module's replay of the run from
  * its start.
  * @param {import('./client.js').CurtaClient} client
- * @param {SessionRun} run
+ * @param {SessionKeyRun} run
  * @param {{ run: string, allowance: number, royalty: bigint, crankFee: bigint, crankDeposit: bigint, artifact: Uint8Array }} check
- * @param {{ upTo: number, by: 'cranker' | 'earlier', signal?: AbortSignal, landed: (t: SessionTurn) => Promise<void> }} o
+ * @param {{ upTo: number, by: 'cranker' | 'earlier', signal?: AbortSignal, landed: (t: SessionKeyTurn) => Promise<void> }} o
  */
 async function checkLanded(client, run, check, o) {
-  const core = requireCore(client, 'workSessionRun');
+  const core = requireCore(client, 'runWithSessionKey');
   const { maxTokens, temperature, temperatureQ16, seed } = run.params;
   const replay = await replayFromParams(core, check.artifact, run.params.prompt, { maxTokens, temperature, temperatureQ16, seed, allowance: check.allowance });
   const expected = { run: check.run, model: run.model, royalty: check.royalty, crankFee: check.crankFee, crankDeposit: check.crankDeposit };
