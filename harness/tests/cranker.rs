@@ -366,13 +366,21 @@ fn a_person_runs_a_cranker() {
     // 2. Piped through tee, SIGINT to the whole group (tee dies first):
     // exit 130 within a second all the same.
     let log = dir.join("crank.log");
-    let mut tee = Command::new("tee")
-        .arg(&log)
+    let mut tee = Command::new("tee");
+    tee.arg(&log)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .expect("tee");
+        .process_group(0);
+    // A shell runs a background job with SIGINT ignored, and tee inherits
+    // that: it would outlive the Ctrl-C this scenario is about.
+    // SAFETY: signal() is async-signal-safe, as pre_exec requires.
+    unsafe {
+        tee.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut tee = tee.spawn().expect("tee");
     let pgid = tee.id();
     let pipe = OwnedFd::from(tee.stdin.take().expect("tee's stdin"));
     let mut cmd = a.command(&["crank", "--min-fee", MIN_FEE, "--window", "2"]);
@@ -382,6 +390,9 @@ fn a_person_runs_a_cranker() {
         .stderr(Stdio::from(pipe))
         .process_group(pgid as i32);
     let mut piped = cmd.spawn().expect("curta crank | tee");
+    // The pipe's write ends are curta's alone now: once it ends, tee reads
+    // to the end, whatever signal reached it.
+    drop(cmd);
     let deadline = Instant::now() + Duration::from_secs(120);
     while std::fs::read_to_string(&log)
         .unwrap_or_default()

@@ -150,14 +150,24 @@ export async function generate(page, timing) {
     if (/** @type {any} */ (e)?.refused) await endSession();
     throw e;
   }
-  const { change } = funded;
-  await updateSession(session, {
-    ...change,
-    fees: String(change.fees),
-    ...(change.crankDeposit === undefined ? {} : { crankDeposit: String(change.crankDeposit) }),
-  });
+  await updateSession(session, recorded(funded.change));
   void showBalance().catch(() => {});
   await work(page, session);
+}
+
+/**
+ * A change to the SDK's session key run as the page's record keeps it: its
+ * amounts in decimal strings.
+ * @param {Partial<import('@curta/sdk').SessionKeyRun>} change
+ * @returns {Partial<import('./session-key.js').SessionRecord>}
+ */
+function recorded(change) {
+  const { fees, crankDeposit, ...rest } = change;
+  return {
+    ...rest,
+    ...(fees === undefined ? {} : { fees: String(fees) }),
+    ...(crankDeposit === undefined ? {} : { crankDeposit: String(crankDeposit) }),
+  };
 }
 
 /**
@@ -333,13 +343,7 @@ async function work(page, session, resumed = false) {
         royalty: model.royalty,
         resumed,
         signal,
-        // The session's record keeps decimal strings.
-        save: (change) =>
-          updateSession(session, {
-            ...change,
-            ...(change.fees === undefined ? {} : { fees: String(change.fees) }),
-            ...(change.crankDeposit === undefined ? {} : { crankDeposit: String(change.crankDeposit) }),
-          }),
+        save: (change) => updateSession(session, recorded(change)),
         onStage: (stage, turns) => {
           shown.earlierOf = turns === undefined ? '' : ` of ${formatCount(turns)}`;
           facts();

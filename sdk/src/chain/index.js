@@ -28,7 +28,7 @@ export { curtaProgramAt, isCurtaErrorAt } from './program.js';
 export { MAX_PROMPT_BYTES, closeRun, fetchRun, openRun, openTransactions, reclaim, runAccountSigner, runParams } from './runs.js';
 export { quoteRun } from './quote.js';
 export { fundSessionKey, sendBack, sessionKeyFunding } from './session-key.js';
-export { feesPaidBy, runWithSessionKey } from './session-key-run.js';
+export { feesNaming, runWithSessionKey } from './session-key-run.js';
 export { CurtaReplayMismatch, crankRun, firstDifference } from './crank.js';
 export { deliverRun } from './deliver.js';
 export { CrankMachine } from '../crank-machine.js';

@@ -78,7 +78,7 @@ export async function runWithSessionKey(client, run, o) {
   };
   if (o.resumed) {
     o.onStage?.('fees');
-    fees = await feesPaidBy(client, client.payer.address);
+    fees = await feesNaming(client, client.payer.address);
     o.onFees?.(fees);
   }
   if (run.phase === 'created' || run.phase === 'funded') {
@@ -143,7 +143,7 @@ export async function runWithSessionKey(client, run, o) {
   paid(back.fees);
   // Stopped: turns in flight landed (or failed) unseen by the crank; the chain has them all.
   if (signal?.aborted) {
-    fees = await feesPaidBy(client, client.payer.address);
+    fees = await feesNaming(client, client.payer.address);
     o.onFees?.(fees);
   }
   await o.save({ phase: 'done', fees });
@@ -180,7 +180,7 @@ async function checkLanded(client, run, check, o) {
  * @param {import('./client.js').CurtaClient} client
  * @param {string} who
  */
-export async function feesPaidBy(client, who) {
+export async function feesNaming(client, who) {
   let fees = 0n;
   /** @type {any} */
   let before;

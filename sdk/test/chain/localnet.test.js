@@ -25,7 +25,7 @@ import {
   crankRun,
   createCurtaClient,
   fetchModel,
-  feesPaidBy,
+  feesNaming,
   fetchRun,
   followRun,
   fundSessionKey,
@@ -293,7 +293,7 @@ describe('the JS chain client on curta-localnet', () => {
     assert.equal(await balance(key.address), 0n);
     assert.equal(await client.rpc.getAccountInfo(done.run, { encoding: 'base64' }).send().then((r) => r.value), null);
     assert.equal(walletBefore - (await balance(wallet.address)), done.fees);
-    assert.equal(await feesPaidBy(keyClient, key.address), done.fees);
+    assert.equal(await feesNaming(keyClient, key.address), done.fees);
     assert.equal(done.sent, funded.amount - (done.fees - funded.change.fees));
     console.log(`session key: ${done.turns} turns, ${done.fees} lamports in fees, ${done.sent} of ${funded.amount} sent back`);
   });
