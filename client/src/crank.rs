@@ -272,9 +272,6 @@ pub async fn drive(
     // The turn being sent: signed, maybe sent, not yet known to the crank.
     let sending: Mutex<Option<(u64, String)>> = Mutex::new(None);
     let mut action = crank.next(Event::Start);
-    if let Action::Send(first) = &action {
-        can_pay(cluster, first).await?;
-    }
     let stopped = loop {
         for t in &crank.summary().turns[told..] {
             on_turn(t);
@@ -324,43 +321,10 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The fee of a turn as sent: the signature's and the priority fee.
-async fn fee_of(cluster: &Cluster, send: &machine::Send) -> Result<u64> {
-    let priority = curta_core::client::budget::priority_fee(send.micro_lamports, send.cu_limit);
-    Ok(cluster.lamports_per_signature().await? + priority)
-}
-
-/// Refuses, before anything is sent, a crank whose signer cannot pay its
-/// first turn (the run's next) and keep the rent-exempt minimum a fee
-/// payer must keep: the validator would drop such turns unseen.
-async fn can_pay(cluster: &Cluster, first: &machine::Send) -> Result<()> {
-    let signer = cluster.payer_key();
-    let (balance, keep, fee) = (
-        cluster.balance(&signer).await?,
-        cluster.rent(0).await?,
-        fee_of(cluster, first).await?,
-    );
-    let needed = keep + fee;
-    if balance < needed {
-        return Err(Error::new(format!(
-            "the signer {signer} cannot pay turn {} (the run's next): it has {}, and the turn's \
-             fee ({fee} lamports) must leave it the {} a fee payer keeps, {} in all; {} (nothing \
-             was sent)",
-            first.turn,
-            crate::output::sol(balance),
-            crate::output::sol(keep),
-            crate::output::sol(needed),
-            crate::funds::how_to_fund(&signer, needed - balance)
-        ))
-        .ends_cranker());
-    }
-    Ok(())
-}
-
-/// The words of a crank whose signer ran out of lamports midway, naming
-/// the run's next turn (the first not landed: the turns sent after it were
-/// dropped unseen, unpaid), the balance and what is needed, and how to fund
-/// it.
+/// The words of a crank whose signer cannot pay its first turn (refused
+/// before anything is sent) or ran out of lamports midway, naming the run's
+/// next turn (the first not landed: the turns sent after it were dropped
+/// unseen, unpaid), the balance and what is needed, and how to fund it.
 async fn out_of_funds(
     cluster: &Cluster,
     ctx: &RunContext,
@@ -387,12 +351,17 @@ async fn out_of_funds(
     let priority = step.map_or(0, |i| crank.budgets()[i].priority_fee);
     let fee = p.lamports_per_signature + priority;
     let balance = cluster.balance(&signer).await.ok();
+    let nothing_sent = s.in_flight_most == 0;
     let words = balance
-        .and_then(|b| machine::short_of_fees(&p.payer, b, p.keep, fee, next))
+        .and_then(|b| machine::short_of_fees(&p.payer, b, p.keep, fee, next, nothing_sent))
         .unwrap_or(stop.words);
     let short = (p.keep + fee).saturating_sub(balance.unwrap_or(0));
+    let nothing = match nothing_sent {
+        true => " (nothing was sent)",
+        false => "",
+    };
     Error::new(format!(
-        "{words}; {}",
+        "{words}; {}{nothing}",
         crate::funds::how_to_fund(&signer, short)
     ))
     .ends_cranker()

@@ -76,7 +76,8 @@ struct Faults {
     dropped: Vec<usize>,
     /// Another cranker lands a turn at each of these clock readings (ms).
     other_lands_at: Vec<u64>,
-    /// The fee payer's balance.
+    /// The fee payer's balance before the crank, less each landed
+    /// transaction's fee as it lands.
     balance: Option<u64>,
     /// Sends whose transaction logs its receipt from another program.
     forged_receipt: Vec<usize>,
@@ -108,7 +109,13 @@ struct Chain {
     /// Sent and not landed: (signature, expected turns, send number, last valid height).
     in_flight: Vec<(String, u64, usize, u64)>,
     landed: BTreeMap<String, Landed>,
+    /// The fees of the transactions landed (`TURN_FEE` a turn that ran,
+    /// `FAILED_FEE` one that failed).
+    fees: u64,
 }
+
+const TURN_FEE: u64 = 5_256;
+const FAILED_FEE: u64 = 5_000;
 
 impl Chain {
     fn height(&self) -> u64 {
@@ -139,6 +146,10 @@ impl Chain {
             if ok {
                 self.turns += 1;
             }
+            self.fees += match ok {
+                true => TURN_FEE,
+                false => FAILED_FEE,
+            };
             let turn = expected + 1;
             let slot = self.slot;
             self.landed.insert(
@@ -282,7 +293,7 @@ impl Chain {
                             let code = CurtaError::StaleTurn as u32;
                             let status = Status::Failed {
                                 slot: l.slot,
-                                fee: 5_000,
+                                fee: FAILED_FEE,
                                 custom: Some(code),
                                 words: words.clone(),
                                 log_tail: String::new(),
@@ -290,7 +301,7 @@ impl Chain {
                             let text = Object::default()
                                 .str("status", "failed")
                                 .big("slot", l.slot)
-                                .big("fee", 5_000)
+                                .big("fee", FAILED_FEE)
                                 .num("custom", code as u64)
                                 .str("words", &words)
                                 .str("logTail", "")
@@ -321,14 +332,14 @@ impl Chain {
                     json.push(
                         Object::default()
                             .big("slot", l.slot)
-                            .big("fee", 5_256)
+                            .big("fee", TURN_FEE)
                             .big("consumedCu", 4_621)
                             .raw("logs", &list)
                             .finish(),
                     );
                     txs.push(Transaction {
                         slot: l.slot,
-                        fee: 5_256,
+                        fee: TURN_FEE,
                         consumed_cu: 4_621,
                         logs,
                     });
@@ -344,7 +355,7 @@ impl Chain {
                 r#"{"event":"runState"}"#.into(),
             ),
             Action::Height => {
-                let balance = self.faults.balance.unwrap_or(1_000_000_000);
+                let balance = self.faults.balance.unwrap_or(1_000_000_000) - self.fees;
                 let json = Object::default()
                     .str("event", "height")
                     .big("height", self.height())
@@ -370,7 +381,8 @@ fn scenario(
     window: u32,
     faults: Faults,
 ) -> (Action, curta_core::client::crank::Summary) {
-    scenario_with(name, window, faults, &[])
+    let (last, summary, _) = scenario_with(name, window, faults, &[]);
+    (last, summary)
 }
 
 /// `scenario` with these options of the crank's setup set, as JSON
@@ -380,7 +392,7 @@ fn scenario_with(
     window: u32,
     faults: Faults,
     options: &[(&str, &str)],
-) -> (Action, curta_core::client::crank::Summary) {
+) -> (Action, curta_core::client::crank::Summary, u64) {
     let artifact = artifact();
     let params = run_params();
     let start = initial_state(&artifact, &params).unwrap();
@@ -418,6 +430,7 @@ fn scenario_with(
         sends: 0,
         in_flight: vec![],
         landed: BTreeMap::new(),
+        fees: 0,
     };
     let mut conversation = vec![];
     let (mut event, mut event_json) = (Event::Start, r#"{"event":"start"}"#.to_string());
@@ -458,7 +471,7 @@ fn scenario_with(
         committed == file,
         "{path} is not what the crank says now (CURTA_WRITE_CRANK_SCRIPTS=1 rewrites it)"
     );
-    (last, summary)
+    (last, summary, chain.fees)
 }
 
 fn turns_of(summary: &curta_core::client::crank::Summary) -> u64 {
@@ -528,7 +541,7 @@ fn a_clean_crank_lands_every_turn_once() {
     assert!(s
         .turns
         .iter()
-        .all(|t| t.program_cu == 4_321 && t.fee == 5_256));
+        .all(|t| t.program_cu == 4_321 && t.fee == TURN_FEE));
 }
 
 #[test]
@@ -580,7 +593,7 @@ fn two_crankers_racing_back_off_and_take_over() {
 /// time, so the encounter costs one failed turn.
 #[test]
 fn a_cranker_that_finds_another_leaves_the_run_to_it() {
-    let (last, s) = scenario_with(
+    let (last, s, _) = scenario_with(
         "leaving",
         4,
         Faults {
@@ -609,7 +622,7 @@ fn a_cranker_that_finds_another_leaves_the_run_to_it() {
 /// lands two and ends there, the run unfinished, nothing sent past them.
 #[test]
 fn a_cranker_ends_where_the_turns_stop_paying() {
-    let (last, s) = scenario_with(
+    let (last, s, _) = scenario_with(
         "unpaid",
         4,
         Faults::default(),
@@ -623,7 +636,7 @@ fn a_cranker_ends_where_the_turns_stop_paying() {
     assert!(turns_of(&s) < run_turns());
     assert_eq!(s.transactions(), 2, "no turn sent past the paid ones");
     // A floor the first turn does not reach: nothing is sent at all.
-    let (last, s) = scenario_with(
+    let (last, s, _) = scenario_with(
         "unpaid-at-once",
         4,
         Faults::default(),
@@ -639,7 +652,7 @@ fn a_cranker_ends_where_the_turns_stop_paying() {
 /// still: no turn of its own fails.
 #[test]
 fn a_cranker_coming_back_follows_first() {
-    let (last, s) = scenario_with(
+    let (last, s, _) = scenario_with(
         "following-first",
         4,
         Faults {
@@ -656,24 +669,71 @@ fn a_cranker_coming_back_follows_first() {
 }
 
 #[test]
+fn a_payer_with_little_to_spare_never_risks_what_finishing_needs() {
+    // The first turn is lost: every turn sent behind it fails and is paid
+    // for. A payer rich enough sends a window of them...
+    let lost = || Faults {
+        dropped: vec![0],
+        ..Faults::default()
+    };
+    let (last, rich, _) = scenario_with("lost-first-rich", 0, lost(), &[]);
+    assert_eq!(last, Action::Done);
+    assert!(rich.failed.len() >= 3, "{} failed", rich.failed.len());
+    // ...one with the turns' fees and two failed turns to spare sends no
+    // more behind it than it can lose, and finishes the run.
+    let need = run_turns() * TURN_FEE + 2 * FAILED_FEE;
+    let (last, tight, fees) = scenario_with(
+        "lost-first-tight",
+        0,
+        Faults {
+            balance: Some(KEEP + need),
+            ..lost()
+        },
+        &[],
+    );
+    assert_eq!(last, Action::Done);
+    assert_eq!(tight.turns.len() as u64, run_turns());
+    assert!(tight.failed.len() <= 2, "{} failed", tight.failed.len());
+    assert!(fees <= need, "{fees} lamports spent of {need}");
+}
+
+#[test]
 fn a_payer_run_dry_stops_in_words() {
-    let (last, _) = scenario(
+    // One that cannot pay the first turn is refused before any send.
+    let (last, s) = scenario(
         "out-of-funds",
         1,
         Faults {
             balance: Some(KEEP + 5_000),
-            dropped: vec![0],
             ..Faults::default()
         },
     );
     let Action::Stop(stop) = last else {
         panic!("{last:?}")
     };
-    assert_eq!(stop.kind, StopKind::OutOfFunds);
-    // The run's next turn: nothing landed, whatever was sent.
-    assert_eq!(stop.turn, Some(1));
+    assert_eq!((stop.kind, stop.turn), (StopKind::OutOfFunds, Some(1)));
+    assert_eq!((s.in_flight_most, s.transactions()), (0, 0));
     assert!(
-        stop.words.contains("ran out of lamports at turn 1:"),
+        stop.words.contains("cannot pay turn 1 (the run's next):"),
+        "{}",
+        stop.words
+    );
+    // One that can pay two turns stops at the third, naming it.
+    let (last, s) = scenario(
+        "out-of-funds-midway",
+        1,
+        Faults {
+            balance: Some(KEEP + 2 * 5_600),
+            ..Faults::default()
+        },
+    );
+    let Action::Stop(stop) = last else {
+        panic!("{last:?}")
+    };
+    assert_eq!((stop.kind, stop.turn), (StopKind::OutOfFunds, Some(3)));
+    assert_eq!(s.turns.len(), 2);
+    assert!(
+        stop.words.contains("ran out of lamports at turn 3:"),
         "{}",
         stop.words
     );

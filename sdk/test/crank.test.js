@@ -18,7 +18,7 @@ const bytes = (/** @type {string} */ b64) => new Uint8Array(Buffer.from(b64, 'ba
 
 const names = readdirSync(dir).filter((f) => f.endsWith('.json'));
 test('the scripted conversations are there', () => {
-  assert.deepEqual(names.sort(), ['cancelled', 'clean', 'closed', 'following-first', 'forged-receipt', 'leaving', 'lost-turn', 'out-of-funds', 'racing', 'rewound', 'unpaid-at-once', 'unpaid'].map((n) => `${n}.json`));
+  assert.deepEqual(names.sort(), ['cancelled', 'clean', 'closed', 'following-first', 'forged-receipt', 'leaving', 'lost-first-rich', 'lost-first-tight', 'lost-turn', 'out-of-funds-midway', 'out-of-funds', 'racing', 'rewound', 'unpaid-at-once', 'unpaid'].map((n) => `${n}.json`));
 });
 
 for (const name of names) {

@@ -32,7 +32,8 @@ use std::vec::Vec;
 
 use super::base58;
 use super::budget::{
-    turn_budgets, LimitPolicy, TurnBudget, MAX_TRANSACTION_CU, TURN_WRITES, TURN_WRITES_BY_OWNER,
+    priority_fee, turn_budgets, LimitPolicy, TurnBudget, MAX_TRANSACTION_CU, TURN_WRITES,
+    TURN_WRITES_BY_OWNER,
 };
 use super::receipt::{self, Expected};
 use super::replay::{Replay, Step};
@@ -497,6 +498,11 @@ pub struct Crank {
     /// The steps it may send: those paying `Options::min_payment`, a
     /// prefix of the run's (a turn pays no more than the one before).
     paid: usize,
+    /// The fee payer's balance at the last `Height`, and the fees of the
+    /// turns sent that it may not show yet (those then unlanded, and every
+    /// one sent since): what it can spend is the one less the other.
+    balance: Option<u64>,
+    unsettled: u64,
     confirmed: usize,
     going_back: bool,
     following: bool,
@@ -567,6 +573,8 @@ impl Crank {
             still_polls: 0,
             now_ms: 0,
             height_checked_ms: 0,
+            balance: None,
+            unsettled: 0,
             pc: Pc::Top,
             asked: Asked::Nothing,
             stopped,
@@ -720,6 +728,7 @@ impl Crank {
                     last_valid_height,
                 },
             ) => {
+                self.unsettled += self.fee(index, cu_limit);
                 self.flights[index] = Some(Flight {
                     signature,
                     last_valid_height,
@@ -1055,6 +1064,13 @@ impl Crank {
                 self.going_back = true;
             }
         }
+        self.balance = Some(balance);
+        self.unsettled = (self.confirmed..n)
+            .filter_map(|i| {
+                let f = self.flights[i].as_ref().filter(|f| f.slot.is_none())?;
+                Some(self.fee(i, f.cu_limit))
+            })
+            .sum();
         // The next turn to send must be one the fee payer can pay. The
         // words name the run's next turn, the first not recorded: turns sent
         // after it that the payer could not pay were dropped unseen.
@@ -1062,7 +1078,8 @@ impl Crank {
             let fee = self.params.lamports_per_signature + self.budgets[idx].priority_fee;
             let turn = self.replay.steps[self.confirmed].turns_before + 1;
             let p = &self.params;
-            if let Some(words) = short_of_fees(&p.payer, balance, p.keep, fee, turn) {
+            let nothing_sent = self.summary.in_flight_most == 0;
+            if let Some(words) = short_of_fees(&p.payer, balance, p.keep, fee, turn, nothing_sent) {
                 let mut stop = Stop::new(StopKind::OutOfFunds, words);
                 stop.turn = Some(turn);
                 return Err(stop);
@@ -1102,6 +1119,14 @@ impl Crank {
                         return Ok(Action::Wait { ms: FOLLOW_POLL_MS });
                     }
                     if !self.going_back && !self.following {
+                        if self.balance.is_none() {
+                            // What the payer can spend bounds what it sends:
+                            // read it first (and refuse a payer that cannot
+                            // pay the first turn before sending it).
+                            self.height_checked_ms = self.now_ms;
+                            self.asked = Asked::Height;
+                            return Ok(Action::Height);
+                        }
                         self.pc = Pc::SendFrom(self.confirmed);
                         continue;
                     }
@@ -1210,6 +1235,38 @@ impl Crank {
             && (from > self.confirmed || !self.settled(self.confirmed))
     }
 
+    /// What sending step `idx` asking for `cu_limit` units costs its payer.
+    fn fee(&self, idx: usize, cu_limit: u32) -> u64 {
+        let micro_lamports = self.budgets[idx].micro_lamports;
+        self.params.lamports_per_signature + priority_fee(micro_lamports, cu_limit)
+    }
+
+    /// Whether the payer can send step `idx` now. A turn sent behind
+    /// others not yet run fails if they land after it (a reordering) and
+    /// is paid for all the same: it is sent only when, were it and every
+    /// turn in flight to fail, the payer could still pay each turn left
+    /// once. A window never spends what finishing the run needs, however
+    /// tight the payer's funds (a session key's are the quote's and a
+    /// margin); the run goes on one turn at a time when that is all it
+    /// can afford.
+    fn affordable(&self, idx: usize, cu_limit: u32) -> bool {
+        let Some(balance) = self.balance else {
+            return true;
+        };
+        let spendable = balance
+            .saturating_sub(self.params.keep)
+            .saturating_sub(self.unsettled);
+        let behind_others =
+            (self.confirmed..idx).any(|i| !self.flights[i].as_ref().is_some_and(Flight::ran));
+        let reserve: u64 = match behind_others {
+            true => (self.confirmed..self.paid)
+                .map(|i| self.fee(i, self.budgets[i].cu_limit))
+                .sum(),
+            false => 0,
+        };
+        spendable >= self.fee(idx, cu_limit).saturating_add(reserve)
+    }
+
     /// The next turn of the window to send, from step `from` on.
     fn next_send(&self, from: usize) -> Result<Option<Send>, Stop> {
         let n = self.n();
@@ -1249,6 +1306,9 @@ impl Crank {
             // A resent turn asks for one unit more, so it is never the same
             // transaction as the one that failed, whatever the blockhash.
             let cu_limit = (budget.cu_limit + attempt).min(MAX_TRANSACTION_CU);
+            if !self.affordable(idx, cu_limit) {
+                return Ok(None);
+            }
             return Ok(Some(Send {
                 index: idx,
                 turn: step.turns_before + 1,
@@ -1279,14 +1339,33 @@ pub fn sol(lamports: u64) -> String {
 
 /// Why the fee payer cannot pay turn `turn`'s fee, when it cannot: after
 /// the fee a fee payer must still hold `keep` (the rent-exempt minimum).
-pub fn short_of_fees(payer: &str, balance: u64, keep: u64, fee: u64, turn: u64) -> Option<String> {
-    if balance >= keep.saturating_add(fee) {
+/// `nothing_sent`: refused before the crank's first send, else run out
+/// midway.
+pub fn short_of_fees(
+    payer: &str,
+    balance: u64,
+    keep: u64,
+    fee: u64,
+    turn: u64,
+    nothing_sent: bool,
+) -> Option<String> {
+    let needed = keep.saturating_add(fee);
+    if balance >= needed {
         return None;
     }
-    Some(format!(
-        "the signer {payer} ran out of lamports at turn {turn}: it has {}, and a turn's fee \
-         ({fee} lamports) must leave it the {} a fee payer keeps",
-        sol(balance),
-        sol(keep)
-    ))
+    Some(match nothing_sent {
+        true => format!(
+            "the signer {payer} cannot pay turn {turn} (the run's next): it has {}, and the \
+             turn's fee ({fee} lamports) must leave it the {} a fee payer keeps, {} in all",
+            sol(balance),
+            sol(keep),
+            sol(needed)
+        ),
+        false => format!(
+            "the signer {payer} ran out of lamports at turn {turn}: it has {}, and a turn's fee \
+             ({fee} lamports) must leave it the {} a fee payer keeps",
+            sol(balance),
+            sol(keep)
+        ),
+    })
 }

@@ -24,7 +24,10 @@ pub struct Funding {
 /// transfer back); else the deposit, every fee, half the fees again for
 /// turns resent after a reordering, and the transfer back's signature.
 /// Both add the key's rent exemption. What is not spent comes back. `None`
-/// when the sum does not fit a u64.
+/// when the sum does not fit a u64. The margin bounds the crank's window,
+/// not the other way round: the crank keeps the close's fee and never sends
+/// a turn whose failure would leave the rest unpaid (`crank`'s
+/// `affordable`), so a run with many reorderings is slower, never short.
 pub fn funding(deposit: u64, fees: u64, f: &Funding) -> Option<u64> {
     let spent = match f.crankers {
         true => f.lamports_per_signature.checked_mul(2)?,

@@ -96,6 +96,7 @@ export class CurtaReplayMismatch extends Error {
  * @property {boolean} [leaveToOthers] on finding another cranker on the run, leave the run to it (the crank returns `leftToOthers`) instead of following it; until its first turn lands it keeps one turn in flight, so the encounter costs one failed turn. A fleet's cranker moves on to another run. False by default
  * @property {bigint} [minPayment] send only the turns that pay the payer at least this many lamports (the crank fee while the deposit lasts, then its rest, then nothing) and end where they stop (`leftUnpaid`); every turn by default
  * @property {boolean} [followFirst] start as if following another cranker: send nothing until the run has stood still for three reads (a run left to another cranker, come back to); false by default
+ * @property {bigint} [reserve] lamports the payer must still hold after every fee besides an empty account's rent exemption (a session key keeps its close's fee); 0n by default. The crank never sends a turn whose failure, with every turn in flight failing too, would leave the payer unable to pay each turn left once
  * @property {(turn: TurnRecord) => void} [onTurn] every landed, checked turn, in order
  * @property {(failed: FailedTurn) => void} [onFailed] every turn transaction that landed and failed (StaleTurn), whose fee was paid all the same
  * @property {AbortSignal} [signal] stops the crank (what is in flight may still land; a rerun resumes)
@@ -139,7 +140,7 @@ export async function crankRun(client, runAddress, options = {}) {
     crankFee: run.crankFee,
     crankDeposit: run.crankDeposit,
     owner: model.owner,
-    keep: await rentFor(client, 0),
+    keep: (await rentFor(client, 0)) + (options.reserve ?? 0n),
     lamportsPerSignature: await lamportsPerSignature(client),
     allowance,
     window: options.window ?? 0,

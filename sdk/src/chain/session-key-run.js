@@ -15,6 +15,7 @@ import { receiptDifferences } from './receipts.js';
 import { replayFromParams } from './replay.js';
 import { fetchRun, openRun, runAccountSigner } from './runs.js';
 import { sendBack } from './session-key.js';
+import { lamportsPerSignature } from './transactions.js';
 
 /**
  * A session key's run, as its keeper records it between loads.
@@ -125,6 +126,8 @@ export async function runWithSessionKey(client, run, o) {
         await crankRun(client, runAddress, {
           artifact: o.artifact,
           signal,
+          // The close's fee, kept for after the last turn.
+          reserve: await lamportsPerSignature(client),
           onTurn: (t) =>
             void landed({ turn: t.turn, by: 'key', text: t.text, computeUnits: t.consumedCu, fee: t.fee, crankPaid: 0n, programCu: t.programCu, generated: t.generated, stateSha256: t.stateSha256 }),
           onFailed: (f) => paid(f.fee),
