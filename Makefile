@@ -57,10 +57,10 @@ STORYTELLER_CARGO = cd $(ROOT) && $(DEB_ENV_STABLE) $(DEB_CARGO) build --manifes
 CONSUMER_MANIFEST := $(ROOT)/examples/consumer/Cargo.toml
 CONSUMER_TARGET_DIR := $(ROOT)/target/sbf-consumer
 CONSUMER_CARGO = cd $(ROOT) && $(DEB_ENV_STABLE) $(DEB_CARGO) build --manifest-path $(CONSUMER_MANIFEST) --lib --target $(SBF_TARGET) --release
-# The test-only callee of harness/tests/delivery.rs
-# (harness/programs/callback-probe: succeeds, fails, burns its budget,
+# The test-only callee of replay/tests/delivery.rs
+# (replay/programs/callback-probe: succeeds, fails, burns its budget,
 # reenters Curta or tries to take lamports), built the same way.
-PROBE_CALLEE_MANIFEST := $(ROOT)/harness/programs/callback-probe/Cargo.toml
+PROBE_CALLEE_MANIFEST := $(ROOT)/replay/programs/callback-probe/Cargo.toml
 PROBE_CALLEE_TARGET_DIR := $(ROOT)/target/sbf-callback-probe
 PROBE_CALLEE_CARGO = cd $(ROOT) && $(DEB_ENV_STABLE) $(DEB_CARGO) build --manifest-path $(PROBE_CALLEE_MANIFEST) --lib --target $(SBF_TARGET) --release
 
@@ -78,7 +78,7 @@ WASM_BUILD_STD := std,panic_abort
 .PHONY: setup setup-sbf setup-host setup-js setup-browser setup-fuzz models \
 	build-sbf-v0 test-bitexact-v0 test-costs-v0 \
 	build-sbf build-sbf-probe build-wasm demo localnet localnet-scale localnet-15m web web-build bench-1b \
-	test lint lint-host test-core test-program test-localnet test-e2e test-faults test-bitexact test-costs \
+	test lint lint-host check-graphs test-core test-host-units test-program test-localnet test-e2e test-faults test-bitexact test-costs \
 	test-wasm test-web idl test-idl test-js-chain test-browser test-reproducible \
 	golden bench bench-web fuzz fuzz-seeds
 
@@ -112,7 +112,14 @@ setup: setup-sbf setup-host setup-js models
 # build instead of a second, check-mode pass over Agave's graph. All of them
 # run with it: a command without it would rebuild the workspace's crates.
 HOST_CARGO = RUSTC_WORKSPACE_WRAPPER="$$(rustup which clippy-driver)" CLIPPY_ARGS=-Dwarnings cargo
-HOST_BUILD = $(HOST_CARGO) build -p curta-harness -p curta-client --bins --tests
+# Every host cargo command selects these three packages, whichever of
+# their targets it builds: the replay (no validator), the harness (the
+# validator and the end-to-end tests) and the client. The features then
+# resolve the same in every command and no crate is built twice, while a
+# command naming only the replay's targets (`--test bitexact`) builds no
+# validator crate.
+HOST_PACKAGES = -p curta-replay -p curta-harness -p curta-client
+HOST_BUILD = $(HOST_CARGO) build $(HOST_PACKAGES) --bins --tests
 LOCALNET := $${CARGO_TARGET_DIR:-$(ROOT)/target}/debug/curta-localnet
 
 # SBPF v3 (e_flags 3): what Agave 4.x runs and, with SIMD-0500 active, the
@@ -182,7 +189,7 @@ CURTA_BIN_DIR := $${CARGO_TARGET_DIR:-$(ROOT)/target}/debug
 # Only the three programs the demo runs, not the test binaries (each of
 # which links Agave's validator): the same feature set as HOST_BUILD, so
 # `make test` after it rebuilds none of them.
-DEMO_BUILD = $(HOST_CARGO) build -p curta-harness -p curta-client --bin demo --bin curta-localnet --bin curta
+DEMO_BUILD = $(HOST_CARGO) build $(HOST_PACKAGES) --bin demo --bin curta-localnet --bin curta
 
 demo: setup build-sbf
 	@echo "[demo] building the host programs (the demo, the curta client, the local validator): Agave's validator and RocksDB, many minutes the first time on two cores, seconds after"
@@ -195,7 +202,7 @@ demo: setup build-sbf
 # harness with its compute-unit report, the JS package (the module, the
 # IDL, the chain client and the page), and two clean builds of the program
 # giving the same bytes.
-test: setup lint test-core test-program test-localnet test-e2e test-faults test-bitexact test-costs test-wasm test-web test-reproducible
+test: setup lint check-graphs test-core test-host-units test-program test-localnet test-e2e test-faults test-bitexact test-costs test-wasm test-web test-reproducible
 
 # The JavaScript side beyond the module: the IDL and its generated client
 # against curta_core::protocol, the chain client on curta-localnet, the
@@ -240,9 +247,9 @@ test-core: models
 # program requesting and reading runs by CPI (storyteller.rs,
 # examples/storyteller), and `deliver` with callbacks that succeed, fail,
 # burn their budget, reenter Curta or try to take lamports (delivery.rs,
-# harness/programs/callback-probe).
+# replay/programs/callback-probe).
 test-program: setup build-sbf
-	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test program --test accounts --test crank_fee --test storyteller --test delivery
+	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test $(HOST_PACKAGES) --test program --test accounts --test crank_fee --test storyteller --test delivery
 
 # The local validator in the foreground (Ctrl-C stops it and removes its
 # ledger): JSON-RPC on http://127.0.0.1:8899, faucet on 9900, a funded
@@ -252,10 +259,16 @@ localnet: setup-host
 	cd $(ROOT) && $(HOST_BUILD)
 	cd $(ROOT) && exec $(LOCALNET) $(LOCALNET_ARGS)
 
+# The unit tests of the host crates: the replay's (the module's replay
+# against the native one), the harness's (the validator's ports, the
+# proxy's faults) and the client's (its words, journal, keys, flags).
+test-host-units: setup-host models build-wasm
+	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test $(HOST_PACKAGES) --lib --bins
+
 # curta-localnet through the harness's localnet module: RPC, faucet, fees,
 # transaction history, a preloaded program and the legacy block limits.
 test-localnet: setup-host build-sbf
-	cd $(ROOT) && $(HOST_CARGO) test -p curta-harness --test localnet
+	cd $(ROOT) && $(HOST_CARGO) test $(HOST_PACKAGES) --test localnet
 
 # The curta client on curta-localnet, run as a process: deploy through the
 # loader and verify, upload stories260K, the golden reference and T=0.8
@@ -272,7 +285,7 @@ test-localnet: setup-host build-sbf
 # per signer.
 test-e2e: setup-host models build-sbf build-sbf-v0
 	cd $(ROOT) && $(HOST_BUILD)
-	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test e2e --test paid_crank --test consumer --test fleet --test cranker
+	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test $(HOST_PACKAGES) --test e2e --test paid_crank --test consumer --test fleet --test cranker
 
 # The curta client under load and faults, each scenario on a curta-localnet
 # of its own. harness/tests/faults.rs: eight stories260K runs from four
@@ -293,7 +306,7 @@ test-e2e: setup-host models build-sbf build-sbf-v0
 # its fees plus royalties. Prints each scenario's figures; about 5 minutes.
 test-faults: setup-host models build-sbf
 	cd $(ROOT) && $(HOST_BUILD)
-	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test faults --test rpc_faults -- --nocapture --test-threads 1
+	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test $(HOST_PACKAGES) --test faults --test rpc_faults -- --nocapture --test-threads 1
 
 # The JavaScript chain client (sdk/src/chain/) on curta-localnet, from
 # Node's test runner: upload stories260K, the golden reference and T=0.8
@@ -368,7 +381,7 @@ test-browser: setup-host setup-browser models build-sbf web-build
 # writes today. No validator, none built: the example's graph is the
 # client's (built with the harness selected too, so that its crates get
 # the features HOST_BUILD gives them and are not built twice).
-VECTORS_BUILD = $(HOST_CARGO) build -p curta-harness -p curta-client --example protocol_vectors
+VECTORS_BUILD = $(HOST_CARGO) build $(HOST_PACKAGES) --example protocol_vectors
 CORE_IDL = cargo run -q -p curta-core --features std --bin curta-core -- idl
 CORE_LAYOUT = cargo run -q -p curta-core --features std --bin curta-core -- layout
 idl: setup-js
@@ -384,6 +397,16 @@ test-idl: setup-js setup-host
 	cd $(ROOT) && $(VECTORS_BUILD)
 	cd $(ROOT) && CURTA_VECTORS_BIN=$(HOST_TARGET_DIR)/debug/examples/protocol_vectors node --test sdk/test/idl/
 
+# The replay (make test-bitexact, test-program, test-costs) and the client
+# (make test-idl) must not depend on Agave's validator: its crates and
+# RocksDB's C++ are most of a cold build.
+VALIDATOR_CRATES = solana-test-validator|solana-core|solana-ledger|solana-gossip|solana-turbine|solana-rpc|librocksdb-sys
+check-graphs:
+	@cd $(ROOT) && for p in curta-replay curta-client; do \
+		found=$$(cargo tree -p $$p -e normal,build,dev --prefix none | awk '{print $$1}' | sort -u | grep -xE '$(VALIDATOR_CRATES)' | tr '\n' ' '); \
+		if [ -n "$$found" ]; then echo "$$p depends on Agave's validator: $$found" >&2; exit 1; fi; \
+		echo "$$p: no validator crate"; done
+
 # A clean build of the (v3) program, in a fresh target folder, must give
 # the same bytes as `make build-sbf`'s, so that `curta program verify` can
 # tell a cluster's program is this source.
@@ -398,12 +421,12 @@ test-reproducible: build-sbf
 # Every golden run, turn by turn, on the SBF VM, natively and through the
 # WebAssembly module, against golden/; writes target/cu-report.md.
 test-bitexact: setup build-sbf build-wasm
-	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --lib --test bitexact -- --nocapture
+	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test $(HOST_PACKAGES) --test bitexact -- --nocapture
 
 # Every chunk of every golden run on the measuring build, beside its
 # charge; writes target/cost-report.md, fails on a chunk over its charge.
 test-costs: setup build-sbf-probe
-	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test costs -- --nocapture
+	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) test $(HOST_PACKAGES) --test costs -- --nocapture
 
 # test-bitexact and test-costs on the SBPF v0 fallback (build-sbf-v0):
 # every turn's state equal to the golden receipts', every total within 1%
@@ -413,17 +436,17 @@ test-costs: setup build-sbf-probe
 # (target/cu-report.md and cost-report.md are written first, then moved).
 V0_HARNESS_ENV = $(subst SBF_OUT_DIR=$(DEPLOY_DIR),SBF_OUT_DIR=$(DEPLOY_V0_DIR),$(HARNESS_ENV))
 test-bitexact-v0: setup build-sbf-v0 build-wasm
-	cd $(ROOT) && $(V0_HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --lib --test bitexact -- --nocapture
+	cd $(ROOT) && $(V0_HARNESS_ENV) $(HOST_CARGO) test $(HOST_PACKAGES) --test bitexact -- --nocapture
 	mv $(ROOT)/target/cu-report.md $(ROOT)/target/cu-report-v0.md
 
 test-costs-v0: setup build-sbf-v0
-	cd $(ROOT) && $(V0_HARNESS_ENV) $(HOST_CARGO) test -p curta-harness --test costs -- --nocapture
+	cd $(ROOT) && $(V0_HARNESS_ENV) $(HOST_CARGO) test $(HOST_PACKAGES) --test costs -- --nocapture
 	mv $(ROOT)/target/cost-report.md $(ROOT)/target/cost-report-v0.md
 
 # Writes golden/receipts/ and golden/slopes.txt, only when the three targets
 # agree on every turn. Commit the result with a message that says why.
 golden: setup build-sbf build-wasm
-	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) run -q -p curta-harness --bin golden
+	cd $(ROOT) && $(HARNESS_ENV) $(HOST_CARGO) run -q $(HOST_PACKAGES) --bin golden
 
 # Native tokens and multiply-accumulates per second.
 bench: models

@@ -2,7 +2,7 @@
 //! what the chain holds and the artifact, with no I/O inside. Executors
 //! send them: the RPC executor (`upload`, `runs`, `crank`, through
 //! `sender`: windowed and journaled) and the harness's program-test
-//! executor (`harness/src/program_test.rs`), so the SBF-VM tests send the very
+//! executor (`replay/src/program_test.rs`), so the SBF-VM tests send the very
 //! transactions `curta` sends. The fuzz target's emulated runtime builds
 //! its transactions with the same instruction codec (`curta_core::protocol`)
 //! but in the orders and with the accounts its input chooses, which a plan

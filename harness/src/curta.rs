@@ -19,8 +19,8 @@ pub fn binary_path() -> Result<PathBuf, String> {
         return Ok(PathBuf::from(p));
     }
     let target = match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) => crate::root().join(dir),
-        None => crate::root().join("target"),
+        Some(dir) => curta_replay::root().join(dir),
+        None => curta_replay::root().join("target"),
     };
     let path = target.join("debug/curta");
     if path.is_file() {

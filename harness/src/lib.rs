@@ -1,50 +1,13 @@
-//! The bit-exactness harness: replays every run of `golden/manifest.json`
-//! turn by turn on the SBF VM (solana-program-test, metered), natively with
-//! curta-core, and checks every turn's state against the golden receipts.
+//! The harness: Curta on a real validator. A `curta-localnet` as a child
+//! process, the `curta` command line against it, a fault-injecting RPC proxy
+//! in front of it, and the client's end-to-end tests (`tests/`). The golden
+//! replay on the SBF VM and the program's tests there are `curta-replay`'s,
+//! which builds no validator.
 //!
-//! - `models`: the artifacts the runs use, converted once per process.
-//! - `manifest`: the runs, read from `golden/manifest.json`.
-//! - `receipt`: golden receipts, one small text file per run.
-//! - `native`: the native replay.
-//! - `program_test`: the solana-program-test driver: accounts, upload, turns.
 //! - `localnet`: a `curta-localnet` validator as a child process, for tests.
 //! - `curta`: the `curta` command line as a process, against a validator.
 //! - `proxy`: a fault-injecting JSON-RPC proxy in front of a validator.
 
-pub mod costs;
-pub mod cu_report;
 pub mod curta;
 pub mod localnet;
-pub mod manifest;
-pub mod models;
-pub mod native;
-pub mod program_test;
 pub mod proxy;
-pub mod receipt;
-pub mod replay;
-pub mod slope;
-pub mod storyteller;
-pub mod wasm;
-
-use std::path::PathBuf;
-
-/// The repository's root.
-pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// The folder `make build-sbf` leaves `curta_program.so` in, or
-/// `SBF_OUT_DIR` when set (the Makefile sets it to that folder, and the v0
-/// fallback's targets to `target/deploy-v0`).
-pub fn deploy_dir() -> PathBuf {
-    match std::env::var_os("SBF_OUT_DIR") {
-        Some(dir) => root().join(dir),
-        None => root().join("target/deploy"),
-    }
-}
-
-/// Lowercase hex SHA-256.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = curta_core::sha256::sha256(bytes);
-    String::from_utf8(curta_core::sha256::hex(&digest).to_vec()).expect("hex is ASCII")
-}

@@ -32,7 +32,8 @@ use solana_keypair::{read_keypair_file, Keypair};
 
 /// The command that builds `curta-localnet` with the workspace's one
 /// dependency graph (any other package selection rebuilds much of it).
-pub const BUILD_COMMAND: &str = "cargo build -p curta-harness -p curta-client --bins --tests";
+pub const BUILD_COMMAND: &str =
+    "cargo build -p curta-replay -p curta-harness -p curta-client --bins --tests";
 
 const PORT_BASE: u16 = 20_000;
 const PORT_BLOCK: u16 = 50;
@@ -536,8 +537,8 @@ fn missing_binary(path: &Path) -> String {
 
 fn target_dir() -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) => crate::root().join(dir),
-        None => crate::root().join("target"),
+        Some(dir) => curta_replay::root().join(dir),
+        None => curta_replay::root().join("target"),
     }
 }
 

@@ -21,7 +21,7 @@ use curta_core::planner::CHARGES;
 use curta_core::protocol::callback;
 use curta_core::protocol::run::{self, CrankFee};
 use curta_harness::curta::Curta;
-use curta_harness::models::artifact;
+use curta_replay::models::artifact;
 use serde_json::Value;
 use solana_compute_budget_interface::ComputeBudgetInstruction;
 use solana_instruction::{AccountMeta, Instruction};
@@ -346,7 +346,7 @@ impl Net {
 
 #[test]
 fn a_program_asks_and_curta_delivers_the_answer() {
-    let consumer_so = curta_harness::deploy_dir().join("curta_consumer.so");
+    let consumer_so = curta_replay::deploy_dir().join("curta_consumer.so");
     assert!(
         consumer_so.is_file(),
         "{} is missing: run `make build-sbf`",

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use curta_harness::curta::Curta;
-use curta_harness::models::artifact;
+use curta_replay::models::artifact;
 use serde_json::Value;
 use solana_keypair::Keypair;
 use solana_pubkey::Pubkey;

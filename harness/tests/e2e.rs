@@ -26,7 +26,7 @@ use std::time::Instant;
 
 use curta_client::keys;
 use curta_harness::curta::Curta;
-use curta_harness::models::artifact;
+use curta_replay::models::artifact;
 use serde_json::Value;
 use solana_keypair::read_keypair_file;
 use solana_pubkey::Pubkey;
@@ -72,7 +72,7 @@ fn deploy_upload_and_generate_the_golden_runs() {
     assert_eq!(d["action"], "deployed");
     assert_eq!(
         d["sha256"].as_str(),
-        Some(curta_harness::sha256_hex(&bytes).as_str())
+        Some(curta_replay::sha256_hex(&bytes).as_str())
     );
     let v = ok(curta.json(&["program", "verify", &so.to_string_lossy()]));
     assert_eq!(v["equal"], true, "{v}");
@@ -328,7 +328,7 @@ fn deploy_upload_and_generate_the_golden_runs() {
     // The same checkpoint converted and uploaded with the measured charge
     // table: another model, whose reference run takes 16 turns, each state
     // its golden receipt's.
-    let models = curta_harness::models::models_dir();
+    let models = curta_replay::models::models_dir();
     let (checkpoint, tokenizer) = (models.join("stories260K.bin"), models.join("tok512.bin"));
     let (checkpoint, tokenizer) = (checkpoint.to_string_lossy(), tokenizer.to_string_lossy());
     let upload = ["model", "upload", &checkpoint, "--tokenizer", &tokenizer];
@@ -372,7 +372,7 @@ fn deploy_upload_and_generate_the_golden_runs() {
 
     // A prompt too long to travel with open_run (1,000 bytes) is staged
     // first: two transactions, and the run holds it whole.
-    let long = curta_harness::root().join("golden/prompts/near-limit.txt");
+    let long = curta_replay::root().join("golden/prompts/near-limit.txt");
     let prompt = std::fs::read(&long).expect("the near-limit prompt");
     let long = long.to_string_lossy();
     let open = [
@@ -1083,11 +1083,11 @@ fn a_model_split_across_sections_uploads_and_generates() {
     let dir = workdir("split");
     let curta = ok(Curta::new(&net, &dir));
     ok(curta.deploy(&so()));
-    let tokenizer = std::fs::read(curta_harness::models::models_dir().join("tokenizer.bin"))
+    let tokenizer = std::fs::read(curta_replay::models::models_dir().join("tokenizer.bin"))
         .expect("llama2's tokenizer.bin (scripts/fetch-models.sh)");
     let checkpoint = synthetic_checkpoint(&SPLIT_EMBEDDING, 1).expect("a valid shape");
     let art = convert(&checkpoint, &tokenizer).expect("it converts");
-    let m = curta_harness::models::metadata(&art);
+    let m = curta_replay::models::metadata(&art);
     assert_eq!((m.section_count(), m.layout.table_sections), (4, 2));
     let path = dir.join("split.curta");
     std::fs::write(&path, &art).expect("artifact");
@@ -1105,7 +1105,7 @@ fn a_model_split_across_sections_uploads_and_generates() {
 
     // "girls bid 漢" embeds token 31,652 from the second piece, and every
     // classifier reads both.
-    let spec = curta_harness::manifest::RunSpec {
+    let spec = curta_replay::manifest::RunSpec {
         name: "split".into(),
         model: "split".into(),
         prompt: "girls bid 漢".as_bytes().to_vec(),
@@ -1113,10 +1113,10 @@ fn a_model_split_across_sections_uploads_and_generates() {
         temperature_q16: 0,
         seed: 0,
     };
-    let mut state = curta_harness::native::open(&m, &spec);
+    let mut state = curta_replay::native::open(&m, &spec);
     let mut turns = 0;
     while !curta_core::StateInfo::read(&state).expect("state").complete {
-        curta_harness::native::step(&art, &m, &mut state);
+        curta_replay::native::step(&art, &m, &mut state);
         turns += 1;
     }
     let mut args = vec!["generate".to_string(), "--model".into(), model];
@@ -1125,7 +1125,7 @@ fn a_model_split_across_sections_uploads_and_generates() {
     assert_eq!(g["turns"].as_array().map(Vec::len), Some(turns), "{g}");
     assert_eq!(
         g["final_state_sha256"].as_str(),
-        Some(curta_harness::sha256_hex(&state).as_str()),
+        Some(curta_replay::sha256_hex(&state).as_str()),
         "the chain's final state is the native one"
     );
     let prompt_tokens = curta_core::state::prompt_tokens(m.config, &state).to_vec();

@@ -27,9 +27,9 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use curta_harness::curta::Curta;
-use curta_harness::manifest::RunSpec;
-use curta_harness::models::artifact;
-use curta_harness::receipt::Receipt;
+use curta_replay::manifest::RunSpec;
+use curta_replay::models::artifact;
+use curta_replay::receipt::Receipt;
 use serde_json::Value;
 use solana_keypair::read_keypair_file;
 use solana_pubkey::Pubkey;

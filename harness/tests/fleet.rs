@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use curta_core::client::fleet;
 use curta_harness::curta::Curta;
-use curta_harness::models::artifact;
+use curta_replay::models::artifact;
 use serde_json::Value;
 use solana_keypair::Keypair;
 use solana_pubkey::Pubkey;

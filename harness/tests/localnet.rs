@@ -123,7 +123,7 @@ fn rpc_faucet_fees_and_history() {
 
 #[test]
 fn preloaded_program_refuses_unknown_instruction_under_legacy_limits() {
-    let so = curta_harness::deploy_dir().join("curta_program.so");
+    let so = curta_replay::deploy_dir().join("curta_program.so");
     assert!(
         so.is_file(),
         "{} is missing: run `make build-sbf`",

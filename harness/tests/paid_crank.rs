@@ -24,8 +24,8 @@ use curta_core::planner::CHARGES;
 use curta_core::protocol::run::CrankFee;
 use curta_harness::curta::Curta;
 use curta_harness::localnet::Localnet;
-use curta_harness::models::artifact;
-use curta_harness::storyteller::Storyteller;
+use curta_replay::models::artifact;
+use curta_replay::storyteller::Storyteller;
 use curta_storyteller::state::Request as RequestAccount;
 use serde_json::Value;
 use solana_keypair::{read_keypair_file, Keypair};
@@ -185,7 +185,7 @@ fn n(v: &Value, key: &str) -> u64 {
 
 #[test]
 fn a_program_asks_for_a_story_and_paid_crankers_finish_it() {
-    let story_so = curta_harness::deploy_dir().join("curta_storyteller.so");
+    let story_so = curta_replay::deploy_dir().join("curta_storyteller.so");
     assert!(
         story_so.is_file(),
         "{} is missing: run `make build-sbf`",

@@ -32,8 +32,8 @@ use std::time::{Duration, Instant};
 
 use curta_core::protocol::Instruction as CurtaIx;
 use curta_harness::curta::Curta;
-use curta_harness::models::artifact;
 use curta_harness::proxy::{Faults, Proxy};
+use curta_replay::models::artifact;
 use serde_json::Value;
 use solana_keypair::read_keypair_file;
 use solana_pubkey::Pubkey;

@@ -1,6 +1,6 @@
 //! The `cost-probe` build's measuring probe: at every mark, the compute
 //! units left (`sol_remaining_compute_units`), written into an account the
-//! harness reads back (`harness/src/costs.rs`). A mark is the syscall and a
+//! harness reads back (`replay/src/costs.rs`). A mark is the syscall and a
 //! store, so the measure disturbs the code around it as little as can be;
 //! the harness knows which chunk lies between two marks by walking the
 //! same turn natively.

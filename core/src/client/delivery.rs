@@ -13,7 +13,7 @@ use crate::state::StateInfo;
 
 /// What `deliver` spends besides its callback, with room: its checks, the
 /// invocation and the closing (2,353 measured with the storyteller's
-/// callback of three accounts, `harness/tests/storyteller.rs`).
+/// callback of three accounts, `replay/tests/storyteller.rs`).
 pub const DELIVER_CU: u32 = 5_000;
 
 /// A delivery to send: `deliver`'s accounts and what to ask for.

@@ -16,9 +16,9 @@ use std::time::Instant;
 
 use curta_core::format::{ChargeTable, LayerMatrix};
 use curta_harness::localnet::{floor_seconds, BlockLimits};
-use curta_harness::manifest::RunSpec;
-use curta_harness::models::{artifact, metadata, MEASURED};
-use curta_harness::replay::replay_all;
+use curta_replay::manifest::RunSpec;
+use curta_replay::models::{artifact, metadata, MEASURED};
+use curta_replay::replay::replay_all;
 
 const MODEL: &str = "tinyllama-1.1b-synthetic";
 
@@ -130,7 +130,7 @@ fn main() -> ExitCode {
          norms, sampling and the turn's own units) over the matrices' multiply-accumulates."
     );
     print!("{md}");
-    let out = curta_harness::root().join("target/bench-1b.md");
+    let out = curta_replay::root().join("target/bench-1b.md");
     if let Err(e) = std::fs::write(&out, &md) {
         eprintln!("{}: {e}", out.display());
         return ExitCode::FAILURE;
@@ -145,11 +145,11 @@ fn main() -> ExitCode {
 fn on_localnet() -> Result<String, String> {
     use curta_harness::curta::Curta;
     use curta_harness::localnet::Localnet;
-    use curta_harness::program_test::{self, PROGRAM_ID};
+    use curta_replay::program_test::{self, PROGRAM_ID};
 
     let art = artifact(MODEL);
     let m = metadata(&art);
-    let dir = curta_harness::root().join("target/bench-1b");
+    let dir = curta_replay::root().join("target/bench-1b");
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let dir = dir
         .canonicalize()
@@ -158,7 +158,7 @@ fn on_localnet() -> Result<String, String> {
     let (config, config_account) =
         program_test::preloaded_config(&admin, curta_core::planner::CHARGES.allowance);
     let (keys, accounts) = program_test::preloaded_model(&config, &art, &admin, 0);
-    let so = curta_harness::deploy_dir().join("curta_program.so");
+    let so = curta_replay::deploy_dir().join("curta_program.so");
     let mut builder = Localnet::builder()
         .bpf_program(PROGRAM_ID.to_string(), so)
         .ready_timeout(std::time::Duration::from_secs(1800));
@@ -215,14 +215,14 @@ fn on_localnet() -> Result<String, String> {
         temperature_q16: 0,
         seed: 0,
     };
-    let mut state = curta_harness::native::open(&m, &spec);
+    let mut state = curta_replay::native::open(&m, &spec);
     while !curta_core::StateInfo::read(&state)
         .map_err(|e| format!("{e:?}"))?
         .complete
     {
-        curta_harness::native::step(&art, &m, &mut state);
+        curta_replay::native::step(&art, &m, &mut state);
     }
-    let native = curta_harness::sha256_hex(&state);
+    let native = curta_replay::sha256_hex(&state);
     let landed = g["final_state_sha256"].as_str().unwrap_or_default();
     if landed != native {
         return Err(format!(
@@ -245,7 +245,7 @@ fn on_localnet() -> Result<String, String> {
         g["seconds"].as_f64().unwrap_or(0.0),
         g["total_fees"],
     );
-    let out = curta_harness::root().join("target/bench-1b-localnet.md");
+    let out = curta_replay::root().join("target/bench-1b-localnet.md");
     std::fs::write(&out, &md).map_err(|e| format!("{}: {e}", out.display()))?;
     Ok(md)
 }

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use curta_harness::curta::Curta;
 use curta_harness::localnet::Localnet;
-use curta_harness::models::{artifact, metadata};
+use curta_replay::models::{artifact, metadata};
 
 fn main() -> ExitCode {
     match demo() {
@@ -43,7 +43,7 @@ fn demo() -> Result<(), String> {
         .unwrap_or_else(|| "Once upon a time".into());
     let max_tokens = args.get(1).cloned().unwrap_or_else(|| "12".into());
 
-    let dir = curta_harness::root().join("target/demo");
+    let dir = curta_replay::root().join("target/demo");
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let dir = dir
         .canonicalize()
@@ -68,7 +68,7 @@ fn demo() -> Result<(), String> {
         net.log_path().display()
     );
     let curta = Curta::new(&net, &dir.join(format!("run-{}", std::process::id())))?;
-    let so = curta_harness::deploy_dir().join("curta_program.so");
+    let so = curta_replay::deploy_dir().join("curta_program.so");
 
     let mut deploy = Command::new(&curta.bin);
     deploy

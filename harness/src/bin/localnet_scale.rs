@@ -33,9 +33,9 @@ use curta_core::protocol::model;
 use curta_core::state::StateBuffer;
 use curta_harness::curta::Curta;
 use curta_harness::localnet::{floor_seconds, BlockLimits, Localnet};
-use curta_harness::manifest::{self, RunSpec};
-use curta_harness::models::{artifact, metadata};
-use curta_harness::receipt::Receipt;
+use curta_replay::manifest::{self, RunSpec};
+use curta_replay::models::{artifact, metadata};
+use curta_replay::receipt::Receipt;
 use serde_json::Value;
 
 /// The runs, each with whether it is also measured under the legacy limits.
@@ -94,7 +94,7 @@ fn report() -> Result<(), String> {
     let only: Option<Vec<String>> = std::env::var("CURTA_RUNS")
         .ok()
         .map(|s| s.split(',').map(str::to_string).collect());
-    let dir = curta_harness::root().join("target/localnet-scale");
+    let dir = curta_replay::root().join("target/localnet-scale");
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let dir = dir
         .canonicalize()
@@ -161,7 +161,7 @@ fn report() -> Result<(), String> {
             spec,
         });
     }
-    let so = curta_harness::deploy_dir().join("curta_program.so");
+    let so = curta_replay::deploy_dir().join("curta_program.so");
 
     let mut md = String::from("# Curta on curta-localnet: the scale table\n\n");
     for r in &runs {
@@ -257,7 +257,7 @@ fn report() -> Result<(), String> {
          for every turn, the largest plan's (the crank's requests before they were exact)."
     );
     print!("{md}");
-    let out = curta_harness::root().join("target/localnet-scale.md");
+    let out = curta_replay::root().join("target/localnet-scale.md");
     std::fs::write(&out, &md).map_err(|e| format!("{}: {e}", out.display()))?;
     eprintln!("wrote {}", out.display());
     Ok(())

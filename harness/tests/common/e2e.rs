@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use curta_core::protocol::Instruction as CurtaIx;
 use curta_harness::curta::Curta;
 use curta_harness::localnet::Localnet;
-use curta_harness::manifest::{self, RunSpec};
-use curta_harness::receipt::Receipt;
+use curta_replay::manifest::{self, RunSpec};
+use curta_replay::receipt::Receipt;
 use serde_json::{json, Value};
 use solana_commitment_config::CommitmentConfig;
 use solana_keypair::{read_keypair_file, Keypair};
@@ -58,7 +58,7 @@ pub fn start_with(args: &[&std::ffi::OsStr]) -> Localnet {
 
 /// A fresh folder under target/e2e for one test.
 pub fn workdir(name: &str) -> PathBuf {
-    let dir = curta_harness::root()
+    let dir = curta_replay::root()
         .join("target/e2e")
         .join(format!("{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -90,7 +90,7 @@ pub fn rpc(net: &Localnet) -> RpcClient {
 /// The program's build: SBPF v3, `make build-sbf`'s.
 pub fn so() -> PathBuf {
     built(
-        curta_harness::deploy_dir().join("curta_program.so"),
+        curta_replay::deploy_dir().join("curta_program.so"),
         "build-sbf",
     )
 }
@@ -98,7 +98,7 @@ pub fn so() -> PathBuf {
 /// The SBPF v0 fallback, `make build-sbf-v0`'s.
 pub fn so_v0() -> PathBuf {
     built(
-        curta_harness::root().join("target/deploy-v0/curta_program.so"),
+        curta_replay::root().join("target/deploy-v0/curta_program.so"),
         "build-sbf-v0",
     )
 }
@@ -402,16 +402,16 @@ pub fn wait_for(
 /// The receipt of a run without a golden one: the native replay's, turn
 /// by turn (each state's SHA-256 and tokens so far), then its text.
 pub fn native_receipt(spec: &RunSpec) -> Receipt {
-    use curta_harness::{models, native};
+    use curta_replay::{models, native};
     let art = models::artifact(&spec.model);
     let m = models::metadata(&art);
     let mut state = native::open(&m, spec);
     let mut turns = vec![];
     for turn in 0u64.. {
         let info = curta_core::StateInfo::read(&state).expect("a checked state");
-        turns.push(curta_harness::receipt::TurnRecord {
+        turns.push(curta_replay::receipt::TurnRecord {
             turn,
-            state_sha256: curta_harness::sha256_hex(&state),
+            state_sha256: curta_replay::sha256_hex(&state),
             generated: info.generated,
             planner_cu: 0,
             program_cu: 0,
@@ -424,7 +424,7 @@ pub fn native_receipt(spec: &RunSpec) -> Receipt {
     Receipt {
         name: spec.name.clone(),
         model: spec.model.clone(),
-        artifact_sha256: curta_harness::sha256_hex(&art),
+        artifact_sha256: curta_replay::sha256_hex(&art),
         turns,
         tokens: curta_core::output_tokens(m.config, &state)
             .chunks_exact(4)

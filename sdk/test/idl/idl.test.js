@@ -36,7 +36,7 @@ function loadVectors() {
   if (!existsSync(BIN)) {
     throw new Error(
       `the reference vectors binary ${BIN} does not exist: build it with ` +
-        '`cargo build -p curta-harness -p curta-client --bins --tests` (make test-idl does), ' +
+        '`cargo build -p curta-replay -p curta-harness -p curta-client --bins --tests` (make test-idl does), ' +
         'or point CURTA_VECTORS_BIN at it',
     );
   }

@@ -1,4 +1,4 @@
-//! A test-only callee for Curta's `deliver` (`harness/tests/delivery.rs`):
+//! A test-only callee for Curta's `deliver` (`replay/tests/delivery.rs`):
 //! one instruction whose first data byte is a mode.
 //!
 //! | Mode | Accounts | What it does |

@@ -4,7 +4,7 @@
 //! `target/cost-report.md`; fails on any chunk that cost more than its
 //! charge, or a turn whose own overhead cost more than the planner's 18,000.
 
-use curta_harness::{costs, manifest};
+use curta_replay::{costs, manifest};
 
 #[tokio::test]
 async fn every_chunk_costs_at_most_its_charge() {
@@ -19,7 +19,7 @@ async fn every_chunk_costs_at_most_its_charge() {
         .map(|s| (s.name.clone(), s.model.clone()))
         .collect();
     let md = costs::render(&measured, &models);
-    let path = curta_harness::root().join("target/cost-report.md");
+    let path = curta_replay::root().join("target/cost-report.md");
     std::fs::write(&path, &md).expect("target/ is writable");
     println!("{md}\n(written to {})", path.display());
     let overruns = costs::overruns(&measured);
@@ -40,10 +40,10 @@ async fn every_chunk_costs_at_most_its_charge() {
 async fn a_turn_of_attention_at_full_context_stays_within_its_plan() {
     use curta_core::planner::{self, CHARGES};
     use curta_core::state::{field, Header, Phase};
-    use curta_harness::manifest::RunSpec;
-    use curta_harness::models::{artifact, metadata};
-    use curta_harness::native;
-    use curta_harness::program_test::{self, Chain};
+    use curta_replay::manifest::RunSpec;
+    use curta_replay::models::{artifact, metadata};
+    use curta_replay::native;
+    use curta_replay::program_test::{self, Chain};
     use solana_keypair::Keypair;
     use solana_pubkey::Pubkey;
     use solana_signer::Signer;

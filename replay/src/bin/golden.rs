@@ -4,8 +4,8 @@
 //! Tests never write golden files; a receipt changes only with a commit that
 //! says why.
 
-use curta_harness::replay::replay_all;
-use curta_harness::{cu_report, manifest, slope};
+use curta_replay::replay::replay_all;
+use curta_replay::{cu_report, manifest, slope};
 
 fn main() {
     let specs = manifest::selected();

@@ -19,8 +19,8 @@ use curta_core::protocol::{
     HASH_CHUNK, SEAL_BYTES_PER_CALL,
 };
 use curta_core::{Config, StateInfo};
-use curta_harness::models::{artifact, metadata, section};
-use curta_harness::program_test::{self, PROGRAM_ID};
+use curta_replay::models::{artifact, metadata, section};
+use curta_replay::program_test::{self, PROGRAM_ID};
 use solana_keypair::Keypair;
 use solana_pubkey::Pubkey;
 use solana_signer::Signer;

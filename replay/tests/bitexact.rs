@@ -6,9 +6,9 @@
 //! whose program cost more than its plan. (Each chunk against its charge:
 //! `make test-costs`.)
 
-use curta_harness::receipt::Receipt;
-use curta_harness::replay::replay_all;
-use curta_harness::{cu_report, manifest, slope};
+use curta_replay::receipt::Receipt;
+use curta_replay::replay::replay_all;
+use curta_replay::{cu_report, manifest, slope};
 
 #[test]
 fn every_golden_run_is_bit_exact_on_every_target() {

@@ -1,5 +1,5 @@
 //! `deliver` on the SBF VM, Curta beside a test-only callee
-//! (`harness/programs/callback-probe`): stories260K runs opened by a wallet
+//! (`replay/programs/callback-probe`): stories260K runs opened by a wallet
 //! with `open_run_with` naming the probe as callback, a refund wallet, a
 //! delivery fee and a crank fee, turned to completion, then delivered.
 //!
@@ -34,9 +34,9 @@ use curta_core::protocol::callback::{self, CallbackAccount, CallbackInit};
 use curta_core::protocol::run::{self, CrankFee, Expected};
 use curta_core::protocol::{CurtaError, RunAccount};
 use curta_core::StateInfo;
-use curta_harness::manifest::RunSpec;
-use curta_harness::models::{artifact, metadata};
-use curta_harness::program_test::{self, Chain, PROGRAM_ID};
+use curta_replay::manifest::RunSpec;
+use curta_replay::models::{artifact, metadata};
+use curta_replay::program_test::{self, Chain, PROGRAM_ID};
 use probe::*;
 use solana_account::{Account, AccountSharedData};
 use solana_compute_budget_interface::ComputeBudgetInstruction;
@@ -47,7 +47,7 @@ use solana_pubkey::Pubkey;
 use solana_signer::Signer;
 use solana_transaction::{Transaction, TransactionError};
 
-/// The probe's modes and errors (`harness/programs/callback-probe`), which
+/// The probe's modes and errors (`replay/programs/callback-probe`), which
 /// this graph cannot depend on (pinocchio 0.12).
 mod probe {
     use solana_pubkey::Pubkey;
