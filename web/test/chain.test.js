@@ -335,7 +335,7 @@ test('on chain: a reload mid-run resumes the same run and pays nothing twice', (
       const landed = c.progress === undefined ? null : /^(\d+) of \d+ turns landed$/.exec(c.progress);
       if (!landed) continue;
       const n = Number(landed[1]);
-      assert.ok(n <= verified, `progress ${n} shown with ${verified} turns verified`);
+      assert.ok(n <= verified, `progress ${n} shown with ${verified} turns verified: ${JSON.stringify(seen.filter((c) => c.progress !== undefined || c.verified !== undefined).slice(-14))}`);
       assert.ok(n - shown <= 1, `progress went from ${shown} to ${n} at once`);
       shown = n;
     }
