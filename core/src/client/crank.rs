@@ -1075,7 +1075,7 @@ impl Crank {
         // words name the run's next turn, the first not recorded: turns sent
         // after it that the payer could not pay were dropped unseen.
         if let Some(idx) = (self.confirmed..self.paid).find(|&i| self.flights[i].is_none()) {
-            let fee = self.params.lamports_per_signature + self.budgets[idx].priority_fee;
+            let fee = self.fee(idx, self.budgets[idx].cu_limit);
             let turn = self.replay.steps[self.confirmed].turns_before + 1;
             let p = &self.params;
             let nothing_sent = self.summary.in_flight_most == 0;
