@@ -343,13 +343,14 @@ async fn out_of_funds(
     });
     let next = on_chain.unwrap_or(known).max(known) + 1;
     let p = crank.params();
-    // That turn's priority fee, as its budget prices it.
+    // That turn's fee, as its budget prices it.
     let step = crank
         .steps()
         .iter()
         .position(|s| s.turns_before + 1 == next);
-    let priority = step.map_or(0, |i| crank.budgets()[i].priority_fee);
-    let fee = p.lamports_per_signature + priority;
+    let fee = step.map_or(p.lamports_per_signature, |i| {
+        crank.fee(i, crank.budgets()[i].cu_limit)
+    });
     let balance = cluster.balance(&signer).await.ok();
     let nothing_sent = s.in_flight_most == 0;
     let words = balance

@@ -1236,7 +1236,7 @@ impl Crank {
     }
 
     /// What sending step `idx` asking for `cu_limit` units costs its payer.
-    fn fee(&self, idx: usize, cu_limit: u32) -> u64 {
+    pub fn fee(&self, idx: usize, cu_limit: u32) -> u64 {
         let micro_lamports = self.budgets[idx].micro_lamports;
         self.params.lamports_per_signature + priority_fee(micro_lamports, cu_limit)
     }
