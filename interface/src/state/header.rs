@@ -199,8 +199,10 @@ impl Header {
             && (h.phase == Phase::Open) == (h.prompt_tokens == 0)
             // Each remaining prompt byte adds at most one token.
             && (h.phase != Phase::Characters || h.prompt_tokens + (h.prompt_len - h.tok_byte) <= capacity)
+            // Pass 0 and the draw set `chosen` at their first chunk; the
+            // sum keeps the maximum's, from its first row on.
             && (h.phase != Phase::Sampling
-                || h.row == 0
+                || (h.row == 0 && h.pass != 1)
                 || h.chosen < config.vocab_size
                 || (h.pass == DRAW_PASS && h.chosen == NO_TOKEN))
             && (h.phase != Phase::Merges
