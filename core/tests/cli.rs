@@ -242,15 +242,17 @@ fn plan_allowance_help_and_version() {
     assert!(ok, "{err}");
     assert_eq!(
         out.trim(),
-        r#"{"turn":1,"expected_turns":0,"tokenizing":true,"sections":[],"estimated_cu":1350000,"compute_unit_limit":1350300,"max_generated":0}"#
+        r#"{"turn":1,"expected_turns":0,"tokenizing":true,"sections":[],"estimated_cu":1350000,"bound_cu":1350000,"compute_unit_limit":1350300,"max_generated":0}"#
     );
     // The second reads the output section (the embedding), then layer
-    // sections: golden/receipts/stories260k-reference.txt charges 1,349,821.
+    // sections: golden/receipts/stories260k-reference.txt charges 1,349,821,
+    // and the measured table prices the same chunks at 1,043,787, which the
+    // client asks for.
     let (ok, out, _) = plan("000001.state", &[]);
     assert!(ok);
     assert_eq!(
         out.trim(),
-        r#"{"turn":2,"expected_turns":1,"tokenizing":false,"sections":[2,1],"estimated_cu":1349821,"compute_unit_limit":1350121,"max_generated":0}"#
+        r#"{"turn":2,"expected_turns":1,"tokenizing":false,"sections":[2,1],"estimated_cu":1349821,"bound_cu":1043787,"compute_unit_limit":1044087,"max_generated":0}"#
     );
     let (ok, out, _) = plan("000005.state", &["--allowance", "500000"]);
     assert!(ok);

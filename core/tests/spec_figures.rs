@@ -307,3 +307,42 @@ fn a_measured_artifact_differs_in_its_flag_alone() {
     assert_eq!(metadata(measured).config.charges, ChargeTable::Measured);
     assert_eq!(metadata(spec).config.charges, ChargeTable::Specification);
 }
+
+/// What a client asks for a turn (docs/client.md, "Compute-unit limits"):
+/// the measured table's price of the chunks the model's own table cut. A
+/// measured-planned turn's price is its plan, a tokenizing turn's the
+/// allowance, and a specification-planned turn's about three quarters of
+/// its plan: stories260K's reference run's second turn, 1,349,821 charged,
+/// is priced 1,043,787 (as `curta-core plan` prints it).
+#[test]
+fn a_turn_is_priced_at_the_measured_table() {
+    use curta_core::planner::measured_price;
+    for (artifact, measured, second_turn) in [
+        (stories260k(), false, Some((1_349_821, 1_043_787))),
+        (stories260k_measured(), true, None),
+        (stories15m(), false, None),
+    ] {
+        let m = metadata(artifact);
+        let mut state = new_state(m.config, PROMPT, 8, 0, 0);
+        let (mut priced, mut planned) = (0u64, 0u64);
+        for turn in 1.. {
+            let plan = curta_core::planner::plan_turn(m.config, &state).unwrap();
+            let price = measured_price(m.config, &state, CHARGES.allowance).unwrap();
+            match (turn, measured) {
+                (1, _) => assert_eq!(price, CHARGES.allowance, "a tokenizing turn"),
+                (_, true) => assert_eq!(price, plan.estimated_cu, "turn {turn}"),
+                (_, false) => assert!(price < plan.estimated_cu, "turn {turn}"),
+            }
+            if let (2, Some(figures)) = (turn, second_turn) {
+                assert_eq!((plan.estimated_cu, price), figures);
+            }
+            (priced, planned) = (priced + price as u64, planned + plan.estimated_cu as u64);
+            if step(artifact, &m, &mut state).complete {
+                break;
+            }
+        }
+        if !measured {
+            assert!(priced * 100 < planned * 80, "{priced} of {planned}");
+        }
+    }
+}

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use curta_core::planner::CHARGES;
+use curta_core::planner::{self, CHARGES};
 use curta_core::protocol::run;
 use curta_core::state::diff::first_difference;
 use curta_core::{output_text, output_tokens, StateInfo};
@@ -173,6 +173,9 @@ pub async fn replay(spec: &RunSpec, golden: Option<&Receipt>, wasm: &mut WasmCor
 
         // One more turn on each target.
         turn += 1;
+        // What a client asks for the turn: the program must stay within it.
+        let bound = planner::measured_price(cfg, &state, CHARGES.allowance)
+            .expect("a planned turn has a price");
         let start = Instant::now();
         let result = native::step(&art, &m, &mut state);
         report.times.native += start.elapsed();
@@ -192,6 +195,16 @@ pub async fn replay(spec: &RunSpec, golden: Option<&Receipt>, wasm: &mut WasmCor
             break;
         }
         program_cu = out.program_cu;
+        if program_cu > bound as u64 {
+            fail(
+                &mut report,
+                format!(
+                    "turn {turn}: the program used {program_cu} compute units, over the \
+                     measured price of its chunks, {bound}, which a client asks for"
+                ),
+            );
+            break;
+        }
 
         let start = Instant::now();
         let stepped = wasm.step(&wasm_run);

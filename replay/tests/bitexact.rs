@@ -1,9 +1,10 @@
 //! `make test-bitexact`: every run of `golden/manifest.json` (or those named
 //! in `CURTA_RUNS`), turn by turn on the SBF VM, natively and through the
 //! WebAssembly module; every turn's state equal on the three and to the
-//! golden receipt. Then the compute-unit report, which fails on a turn over
-//! the transaction limit, a total grown more than 1% over golden or a turn
-//! whose program cost more than its plan. (Each chunk against its charge:
+//! golden receipt, and every turn's program within the measured price of
+//! its chunks (what a client asks for it). Then the compute-unit report,
+//! which fails on a turn over the transaction limit, a total grown more
+//! than 1% over golden or a turn whose program cost more than its plan. (Each chunk against its charge:
 //! `make test-costs`.)
 
 use curta_replay::receipt::Receipt;

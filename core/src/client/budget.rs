@@ -44,10 +44,11 @@ pub fn crank_fee_advice(turn_fee: u64, priced_by_cluster: bool) -> (u64, std::st
     (recommended_crank_fee(turn_fee), words)
 }
 
-/// The compute-unit limit a turn asks for: the planner's estimate plus the
+/// The compute-unit limit a turn asks for: a bound of the program's use
+/// (the plan's estimate, or the measured price of its chunks) plus the
 /// compute-budget instructions, at most what a transaction may use.
-pub fn turn_limit(estimated_cu: u32) -> u32 {
-    estimated_cu
+pub fn turn_limit(bound_cu: u32) -> u32 {
+    bound_cu
         .saturating_add(COMPUTE_BUDGET_OVERHEAD)
         .min(MAX_TRANSACTION_CU)
 }
@@ -57,9 +58,9 @@ pub fn turn_limit(estimated_cu: u32) -> u32 {
 pub enum LimitPolicy {
     /// One limit for every turn of the run: the largest plan's `turn_limit`.
     Uniform,
-    /// Each turn its own plan's `turn_limit` (the default: a block's
-    /// scheduler reserves what a turn asks for, and under SIMD-0553 every
-    /// unit asked is paid for).
+    /// Each turn the `turn_limit` of the measured price of its own chunks
+    /// (`Step::bound_cu`; the default: a block's scheduler reserves what a
+    /// turn asks for, and under SIMD-0553 every unit asked is paid for).
     Exact,
     /// The same given limit for every turn, 1 to `MAX_TRANSACTION_CU`.
     Fixed(u32),
@@ -93,7 +94,7 @@ impl LimitPolicy {
             .iter()
             .map(|s| match self {
                 LimitPolicy::Uniform => uniform,
-                LimitPolicy::Exact => turn_limit(s.estimated_cu),
+                LimitPolicy::Exact => turn_limit(s.bound_cu),
                 LimitPolicy::Fixed(n) => n,
             })
             .collect()
@@ -362,10 +363,12 @@ mod tests {
 
     #[test]
     fn one_uniform_limit_or_each_turns_own() {
-        let step = |estimated_cu| Step {
+        // Each step's measured price a tenth under its estimate.
+        let step = |estimated_cu: u32| Step {
             turns_before: 0,
             sections: std::vec![],
             estimated_cu,
+            bound_cu: estimated_cu - estimated_cu / 10,
             charged: 0,
             generated: 0,
             generated_this_turn: 0,
@@ -379,9 +382,9 @@ mod tests {
         assert_eq!(LimitPolicy::Uniform.limits(&steps), [1_350_300; 3]);
         assert_eq!(
             LimitPolicy::Exact.limits(&steps),
-            [1_350_300, 249_380, 1_350_200]
+            [1_215_300, 224_472, 1_215_210]
         );
-        assert_eq!(LimitPolicy::Exact.limits(&[step(1_399_900)]), [1_400_000]);
+        assert_eq!(LimitPolicy::Exact.limits(&[step(u32::MAX)]), [1_400_000]);
         assert_eq!(LimitPolicy::Fixed(7).limits(&steps), [7; 3]);
     }
 }

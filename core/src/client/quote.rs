@@ -192,8 +192,9 @@ mod tests {
         assert_eq!(q.transactions, 1 + q.turns + 1);
         assert_eq!(q.signatures, 2 + q.turns + 1);
         assert_eq!(q.base_fees, 5_000 * q.signatures);
-        // Each turn asks for its own plan's units, and pays the ramp's fee.
-        let limits: Vec<u32> = r.steps.iter().map(|s| s.estimated_cu + 300).collect();
+        // Each turn asks for the measured price of its own chunks, and pays
+        // the ramp's fee.
+        let limits: Vec<u32> = r.steps.iter().map(|s| s.bound_cu + 300).collect();
         assert_eq!(q.cu_limit_max, *limits.iter().max().unwrap());
         assert_eq!(
             q.cu_requested,

@@ -192,6 +192,7 @@ mod tests {
             turns_before: 6,
             sections: std::vec![1],
             estimated_cu: 1_000_000,
+            bound_cu: 950_000,
             charged: 999_000,
             generated: 2,
             generated_this_turn: 1,

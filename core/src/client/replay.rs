@@ -22,6 +22,10 @@ pub struct Step {
     pub sections: Vec<u32>,
     /// The planner's estimate (an upper bound of the program's own use).
     pub estimated_cu: u32,
+    /// The measured table's price of the turn's chunks, at most the
+    /// estimate (`planner::measured_price`): the tighter bound, which the
+    /// crank asks for.
+    pub bound_cu: u32,
     /// The compute units the turn charges (the receipt's `charged`).
     pub charged: u32,
     pub generated: u32,
@@ -96,6 +100,7 @@ pub fn replay(artifact: &[u8], state: &[u8], allowance: u32) -> Result<Replay, R
         }
         let turn = before.turns + 1;
         let plan = planner::plan_turn_with(config, &state, allowance).map_err(at(turn))?;
+        let bound_cu = planner::measured_price(config, &state, allowance).map_err(at(turn))?;
         let sections = plan_sections(artifact, &m, &plan);
         let input = TurnInput {
             config,
@@ -111,6 +116,7 @@ pub fn replay(artifact: &[u8], state: &[u8], allowance: u32) -> Result<Replay, R
             turns_before: before.turns,
             sections: plan.sections[..plan.section_count].to_vec(),
             estimated_cu: plan.estimated_cu,
+            bound_cu,
             charged: result.work,
             generated: after.generated,
             generated_this_turn: result.generated_this_turn,

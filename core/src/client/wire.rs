@@ -486,7 +486,7 @@ pub fn derivation_bytes(d: &Derivation) -> String {
 }
 
 /// A replay: `{"initialSha256", "steps": [{"turnsBefore" (u64),
-/// "sections", "estimatedCu", "charged", "generated", "generatedThisTurn",
+/// "sections", "estimatedCu", "boundCu", "charged", "generated", "generatedThisTurn",
 /// "phase", "textLength", "tokens", "text" (base64), "stateSha256"}]}`,
 /// hashes in hex.
 pub fn replay(r: &Replay) -> String {
@@ -495,6 +495,7 @@ pub fn replay(r: &Replay) -> String {
             .big("turnsBefore", s.turns_before)
             .raw("sections", &numbers(&s.sections))
             .num("estimatedCu", s.estimated_cu as u64)
+            .num("boundCu", s.bound_cu as u64)
             .num("charged", s.charged as u64)
             .num("generated", s.generated as u64)
             .num("generatedThisTurn", s.generated_this_turn as u64)
@@ -552,6 +553,7 @@ pub fn step_of(v: &Value) -> Result<Step, String> {
         turns_before: u64_of(v, "turnsBefore")?,
         sections: u32s_of(v, "sections")?,
         estimated_cu: u32_of(v, "estimatedCu")?,
+        bound_cu: u32_of(v, "boundCu")?,
         charged: u32_of(v, "charged")?,
         generated: u32_of(v, "generated")?,
         generated_this_turn: u32_of(v, "generatedThisTurn")?,

@@ -592,6 +592,58 @@ fn plan_walk(
     })
 }
 
+/// What the chunks of the next turn of `state` cost under the measured
+/// table, when that is less than the turn's plan: the compute units a
+/// client asks for it (`docs/client.md`, "Compute-unit limits"). The turn
+/// is planned with the model's own table, so the cuts are the program's;
+/// only their price is the measured one, which bounds what Curta's program
+/// spends on any chunk (`make test-costs`, and `make test-bitexact` on
+/// every golden turn). A measured-planned turn's price is its plan; a
+/// turn that tokenizes, which no plan prices, keeps the allowance.
+pub fn measured_price(config: Config, state: &[u8], allowance: u32) -> Result<u32, Error> {
+    let plan = plan_turn_with(config, state, allowance)?;
+    let header = Header::read_checked(&config, state)?;
+    if header.phase.is_tokenizing() || config.charges == crate::format::ChargeTable::Measured {
+        return Ok(plan.estimated_cu);
+    }
+    let layout = Layout::new(&config)?;
+    let run = header.run_shape();
+    let mut walker = Walker::new((&config, &layout), &run, &header.cursor(), allowance)?;
+    walker.token = match header.phase {
+        Phase::Embedding => header.embedding_token(&config, state)?,
+        _ => 0,
+    };
+    // A walker at the measured table, asked only for the price of the
+    // work at a cursor.
+    let measured = Config {
+        charges: crate::format::ChargeTable::Measured,
+        ..config
+    };
+    let pricer = Walker::new((&measured, &layout), &run, &header.cursor(), allowance)?;
+    let ch = &MEASURED_CHARGES;
+    let q = config.head_size() as u32;
+    let mut price = ch.turn as u64;
+    loop {
+        let at = walker.cursor;
+        if walker.skip_whole_heads() {
+            let heads = match walker.cursor.phase {
+                Phase::Attention => walker.cursor.row - at.row,
+                _ => config.n_heads - at.row,
+            };
+            price += heads as u64 * head_charge(ch, positions_so_far(&at), q) as u64;
+            continue;
+        }
+        let Some(step) = walker.next_step() else {
+            break;
+        };
+        let w = work_at(&pricer, &walker.cursor);
+        let finish = if step.completes { w.finish } else { 0 };
+        price += ch.chunk as u64 + w.setup + step.count as u64 * w.per_unit + finish;
+        walker.advance(&step);
+    }
+    Ok(plan.estimated_cu.min(price.min(u32::MAX as u64) as u32))
+}
+
 /// The count of turns from a cursor at or past the first embedding to the
 /// end of the run (max tokens or the context), assuming no early end token.
 pub(crate) fn count_turns(

@@ -19,6 +19,7 @@ import { fromBase64 } from './bytes.js';
  * @property {number} turnsBefore the state's turn count before it (the expected turn count its transaction carries)
  * @property {number[]} sections the matrix sections its plan names
  * @property {number} estimatedCu the plan's estimate
+ * @property {number} boundCu the measured table's price of its chunks, at most the estimate: what the crank asks for
  * @property {number} charged the compute units it charges (the receipt's `charged`)
  * @property {number} generated tokens generated after it
  * @property {number} generatedThisTurn

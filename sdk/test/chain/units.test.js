@@ -81,6 +81,7 @@ test('a receipt is read from the logs (Curta’s own lines only) and checked fie
     turnsBefore: 6,
     sections: [1],
     estimatedCu: 1_349_878,
+    boundCu: 1_043_787,
     charged: 1_349_878,
     generated: 1,
     generatedThisTurn: 1,

@@ -49,13 +49,15 @@ fn plan(m: &Metadata, state: &[u8], allowance: u32, json: bool) -> Result<(), Fa
     let p = planner::plan_turn_with(m.config, state, allowance)?;
     let sections = &p.sections[..p.section_count];
     let tokenizing = info.phase.is_tokenizing();
-    // What a client asks for: the estimate and the two compute-budget
-    // instructions (docs/program.md, "Compute units").
-    let limit = (p.estimated_cu + 300).min(1_400_000);
+    // What a client asks for: the measured price of the turn's chunks and
+    // the two compute-budget instructions (docs/client.md, "Compute-unit
+    // limits").
+    let bound = planner::measured_price(m.config, state, allowance)?;
+    let limit = curta_core::client::budget::turn_limit(bound);
     if json {
         let list: Vec<String> = sections.iter().map(u32::to_string).collect();
         outln!(
-            "{{\"turn\":{},\"expected_turns\":{},\"tokenizing\":{tokenizing},\"sections\":[{}],\"estimated_cu\":{},\"compute_unit_limit\":{limit},\"max_generated\":{}}}",
+            "{{\"turn\":{},\"expected_turns\":{},\"tokenizing\":{tokenizing},\"sections\":[{}],\"estimated_cu\":{},\"bound_cu\":{bound},\"compute_unit_limit\":{limit},\"max_generated\":{}}}",
             info.turns + 1,
             info.turns,
             list.join(","),
@@ -75,7 +77,7 @@ fn plan(m: &Metadata, state: &[u8], allowance: u32, json: bool) -> Result<(), Fa
             names.join(", ")
         );
         outln!(
-            "compute units: {} estimated{}; ask for {limit}",
+            "compute units: {} estimated, {bound} at the measured table{}; ask for {limit}",
             p.estimated_cu,
             if tokenizing {
                 " (a tokenizing turn is priced at the allowance)"
