@@ -6,7 +6,7 @@
 use crate::fixed::{draw, exp_index, next_seed, sampling_difference};
 use crate::kernel::argmax;
 use crate::planner::Chunk;
-use crate::state::{Header, NO_TOKEN};
+use crate::state::{Header, MAX_PASS, NO_TOKEN, SUM_PASS};
 
 use super::forward::Forward;
 
@@ -25,7 +25,7 @@ impl Forward<'_, '_> {
         let (start, end) = (at.row as usize, (at.row + chunk.count) as usize);
         match at.pass {
             // Maximum: the largest logit, the lowest index among equals.
-            0 => {
+            MAX_PASS => {
                 if start == 0 {
                     h.max = i64::MIN;
                     h.chosen = 0;
@@ -34,7 +34,7 @@ impl Forward<'_, '_> {
             }
             // Sum: of every entry's exponential; its last chunk advances the
             // generator and draws the remainder.
-            1 => {
+            SUM_PASS => {
                 if start == 0 {
                     h.sum = 0;
                 }

@@ -202,7 +202,7 @@ impl Header {
             // Pass 0 and the draw set `chosen` at their first chunk; the
             // sum keeps the maximum's, from its first row on.
             && (h.phase != Phase::Sampling
-                || (h.row == 0 && h.pass != 1)
+                || (h.row == 0 && h.pass != SUM_PASS)
                 || h.chosen < config.vocab_size
                 || (h.pass == DRAW_PASS && h.chosen == NO_TOKEN))
             && (h.phase != Phase::Merges

@@ -196,8 +196,10 @@ pub struct Cursor {
     pub generated: u32,
 }
 
-/// Sampling's passes over the vocabulary, the header's `pass`: the maximum
-/// (0), the sum of exponentials (1) and the draw (this one).
+/// Sampling's passes over the vocabulary, the header's `pass`: the maximum,
+/// the sum of exponentials and the draw.
+pub const MAX_PASS: u32 = 0;
+pub const SUM_PASS: u32 = 1;
 pub const DRAW_PASS: u32 = 2;
 
 /// What the planner needs of a run besides its cursor.
@@ -214,7 +216,7 @@ impl RunShape {
     #[inline(always)]
     pub fn last_pass(&self) -> u32 {
         if self.temperature_q16 == 0 {
-            0
+            MAX_PASS
         } else {
             DRAW_PASS
         }
