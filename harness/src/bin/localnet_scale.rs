@@ -25,10 +25,14 @@ use std::time::Instant;
 
 use curta_client::output::thousands;
 use curta_core::client::budget::{
-    scheduler_cost, turn_limit, LOADED_ACCOUNTS_COST, TURN_WRITES_BY_OWNER,
+    scheduler_cost, turn_limit, LimitPolicy, LOADED_ACCOUNTS_COST, TURN_WRITES_BY_OWNER,
 };
+use curta_core::client::crank::MOST_ATTEMPTS;
+use curta_core::client::replay::{initial_state, replay};
 use curta_core::format::WEIGHT_HEADER_LEN;
 use curta_core::inference::quote_turns;
+use curta_core::inference::RunParams;
+use curta_core::planner::CHARGES;
 use curta_core::protocol::model;
 use curta_core::state::StateBuffer;
 use curta_harness::curta::Curta;
@@ -77,6 +81,9 @@ struct Planned {
     turns_per_token: u64,
     /// The largest planner charge of the golden receipt's turns.
     max_planned: u32,
+    /// Each turn's limit as the crank asks it (`LimitPolicy::Exact`: the
+    /// measured price of its chunks), from the run's replay.
+    limits: Vec<u32>,
 }
 
 fn main() -> ExitCode {
@@ -142,6 +149,22 @@ fn report() -> Result<(), String> {
             ));
         }
         let max_planned = golden.turns.iter().map(|t| t.planner_cu).max().unwrap_or(0);
+        let params = RunParams {
+            prompt: &spec.prompt,
+            max_tokens: spec.max_tokens,
+            temperature_q16: spec.temperature_q16,
+            seed: spec.seed,
+        };
+        let start = initial_state(&art, &params).map_err(|e| format!("{name}: {e:?}"))?;
+        let steps = replay(&art, &start, CHARGES.allowance)
+            .map_err(|e| {
+                format!(
+                    "{name}: the replay failed at turn {}: {:?}",
+                    e.turn, e.error
+                )
+            })?
+            .steps;
+        let limits = LimitPolicy::Exact.limits(&steps);
         eprintln!(
             "{name}: {} bytes in {sections} sections, {quoted} turns, {} more a token \
              ({:.1} s)",
@@ -158,6 +181,7 @@ fn report() -> Result<(), String> {
             account_lens,
             turns_per_token: one_more - quoted,
             max_planned,
+            limits,
             spec,
         });
     }
@@ -318,13 +342,15 @@ fn measure(
     let mean_fee = landed.iter().map(|t| field(t, "fee")).sum::<f64>() / turns.max(1.0);
     let mean = |k: &str| landed.iter().map(|t| field(t, k)).sum::<f64>() / turns.max(1.0);
     let most = |k: &str| landed.iter().map(|t| field(t, k)).fold(0.0, f64::max);
-    // Each turn asks for its own plan's units: never under its charge (a
-    // turn sent again asks for one unit more, to be another transaction).
+    // Each turn asks for the measured price of its chunks (a turn sent
+    // again for one unit more each time, to be another transaction).
     for t in landed {
-        if field(t, "cu_limit") < turn_limit(field(t, "charged") as u32) as f64 {
+        let turn = t["turn"].as_u64().unwrap_or(0) as usize;
+        let exact = r.limits.get(turn.wrapping_sub(1)).copied().unwrap_or(0) as f64;
+        if !(exact..=exact + MOST_ATTEMPTS as f64).contains(&field(t, "cu_limit")) {
             return Err(format!(
-                "{}: turn {} asked for {} compute units, under its charge {}",
-                spec.name, t["turn"], t["cu_limit"], t["charged"]
+                "{}: turn {turn} asked for {} compute units, its measured price being {exact}",
+                spec.name, t["cu_limit"]
             ));
         }
     }
