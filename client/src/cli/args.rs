@@ -356,8 +356,8 @@ pub struct CrankArgs {
     /// and how long a turn takes to land)
     #[arg(long, default_value_t = 0)]
     pub window: usize,
-    /// The compute-unit limit of each turn: exact (each turn's plan),
-    /// uniform (the largest plan's, for every turn) or a number
+    /// The compute-unit limit of each turn: exact (the measured price of
+    /// its chunks), uniform (the largest plan's, for every turn) or a number
     #[arg(long, default_value = "exact", value_parser = parse_limits)]
     pub cu_limit: LimitPolicy,
     /// No priority fee, instead of a ramp falling turn by turn; the

@@ -594,7 +594,7 @@ fn plan_walk(
 
 /// What the chunks of the next turn of `state` cost under the measured
 /// table, when that is less than the turn's plan: the compute units a
-/// client asks for it (`docs/client.md`, "Compute-unit limits"). The turn
+/// client asks for it (`docs/spec.md`, "A turn's measured price"). The turn
 /// is planned with the model's own table, so the cuts are the program's;
 /// only their price is the measured one, which bounds what Curta's program
 /// spends on any chunk (`make test-costs`, and `make test-bitexact` on

@@ -50,8 +50,8 @@ fn plan(m: &Metadata, state: &[u8], allowance: u32, json: bool) -> Result<(), Fa
     let sections = &p.sections[..p.section_count];
     let tokenizing = info.phase.is_tokenizing();
     // What a client asks for: the measured price of the turn's chunks and
-    // the two compute-budget instructions (docs/client.md, "Compute-unit
-    // limits").
+    // the two compute-budget instructions (docs/spec.md, "A turn's measured
+    // price").
     let bound = planner::measured_price(m.config, state, allowance)?;
     let limit = curta_core::client::budget::turn_limit(bound);
     if json {
