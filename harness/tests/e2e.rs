@@ -882,11 +882,13 @@ fn bad_input_is_refused_in_words() {
     );
     assert_eq!(q["signatures"].as_u64(), Some(23));
     assert_eq!(q["cu_limit"].as_u64(), Some(1_350_300));
-    // Each turn asks for its own plan's units (the last is short), and the
-    // ramp's priority fees, from 38 lamports down to none, order them.
-    assert_eq!(q["cu_requested"].as_u64(), Some(26_401_324));
-    assert_eq!(q["priority_fees"].as_u64(), Some(365));
-    assert_eq!(q["recommended_crank_fee"].as_u64(), Some(6_298));
+    // Each turn asks for the measured price of its chunks (the first, which
+    // tokenizes, the allowance), and the ramp's priority fees order them:
+    // 780 lamports put the first, the dearest to schedule, ahead of the
+    // second, then down to none.
+    assert_eq!(q["cu_requested"].as_u64(), Some(20_665_308));
+    assert_eq!(q["priority_fees"].as_u64(), Some(1_198));
+    assert_eq!(q["recommended_crank_fee"].as_u64(), Some(7_225));
 
     for (args, says) in [
         (
