@@ -105,9 +105,9 @@ function recordChanges() {
     for (const r of records) {
       const target = /** @type {Element} */ (r.target);
       const at = Math.round(performance.now());
-      if (target.id === 'status') seen.push({ at, status: target.textContent ?? '', rentShown: !!document.querySelector('#quote-info dd[data-term="upload rent"]') });
-      // The label's text as this change set it (its added text node): the
-      // target's own text is the last change's when several come in one call.
+      // A text as this change set it (its added text node): the target's
+      // own text is the last change's when several come in one call.
+      if (target.id === 'status') seen.push({ at, status: r.addedNodes[0]?.textContent ?? '', rentShown: !!document.querySelector('#quote-info dd[data-term="upload rent"]') });
       else if (target.matches?.('#run-progress .label')) seen.push({ at, progress: r.addedNodes[0]?.textContent ?? '' });
       else if (target.id === 'turns') {
         for (const li of r.addedNodes) if (/** @type {Element} */ (li).classList?.contains('verified')) seen.push({ at, verified: Number(/** @type {HTMLElement} */ (li).dataset.turn) });
