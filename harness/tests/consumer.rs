@@ -269,10 +269,12 @@ impl Net {
             "{pass}"
         );
         let mut cranker_fees = 0;
+        let mut cranker_failed = 0;
         let mut delivery_tx = None;
         for l in history(rpc, &run_addr) {
             if l.tx.message.account_keys[0] == cranker_key.pubkey() {
                 cranker_fees += l.fee;
+                cranker_failed += u64::from(l.err.is_some());
             } else {
                 assert_eq!(l.err, None, "{} failed", l.signature);
                 assert_eq!(l.signature, ask_sig, "only the ask is the user's");
@@ -281,6 +283,7 @@ impl Net {
                 delivery_tx = Some(l.signature);
             }
         }
+        assert_eq!(cranker_failed, turns_seen.stale, "only stale turns failed");
         let delivery_sig = delivery_tx.expect("the delivery in the run's history");
         assert_eq!(cranker_fees, n(&pass, "fees"), "{pass}");
         let royalties = ROYALTY * generated;
