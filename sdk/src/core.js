@@ -95,6 +95,9 @@ export const EXPORTS = Object.freeze([
   'crank_next',
   'crank_summary',
   'crank_free',
+  'batch_new',
+  'batch_next',
+  'batch_free',
   'receipts',
   'quote_run',
   'decimal_q16',
@@ -162,6 +165,9 @@ export const EXPORTS = Object.freeze([
  * @property {(handle: number, event: number, eventLength: number, bytes: number, bytesLength: number) => number} crank_next
  * @property {(handle: number) => number} crank_summary
  * @property {(handle: number) => void} crank_free
+ * @property {(setup: number, setupLength: number) => number} batch_new
+ * @property {(handle: number, event: number, eventLength: number) => number} batch_next
+ * @property {(handle: number) => void} batch_free
  * @property {(logs: number, logsLength: number) => number} receipts
  * @property {(artifact: number, artifactLength: number, prompt: number, promptLength: number, setup: number, setupLength: number) => number} quote_run
  * @property {(text: number, textLength: number) => bigint} decimal_q16

@@ -14,6 +14,7 @@
 //! | `replay` | A run's remaining turns from any state: plans, receipts' fields, states |
 //! | `budget` | A turn's compute-unit limit and priority fee |
 //! | `receipt` | Turn receipts from a transaction's logs (Curta's own invocation only), checked field by field |
+//! | `batch` | Many independent transactions landed as a state machine: the window, resends, the first failure |
 //! | `crank` | The crank as a state machine: events in, actions out |
 //! | `fleet` | Which open runs a cranker takes (they pay what a turn costs), in its own order |
 //! | `delivery` | A finished run's delivery (`deliver`): its accounts, compute units and fee |
@@ -26,6 +27,7 @@
 pub mod artifact;
 pub mod base58;
 pub mod base64;
+pub mod batch;
 pub mod budget;
 pub mod crank;
 pub mod delivery;

@@ -10,6 +10,7 @@ use std::vec::Vec;
 
 use super::base58;
 use super::base64;
+use super::batch;
 use super::budget::LimitPolicy;
 use super::crank::{
     hex, Action, Event, Options, Params, Status, Stop, Summary, Transaction, TurnRecord,
@@ -766,4 +767,106 @@ pub fn session_key_funding(v: &Value) -> Result<(u64, u64, super::session_key::F
         crankers,
     };
     Ok((u64_of(v, "deposit")?, u64_of(v, "fees")?, funding))
+}
+
+/// A batch's setup: `{"whats": [string], "lamportsPerSignature", and the
+/// optional "inFlight" (256) and "mostExpiries" (8)}`, one `what` per job.
+pub fn batch_setup(v: &Value) -> Result<(Vec<String>, batch::Options, u64), String> {
+    let whats = list(v, "whats", |w| {
+        w.as_str()
+            .map(str::to_string)
+            .ok_or_else(|| "whats must be an array of strings".to_string())
+    })?;
+    let mut options = batch::Options::default();
+    if v.get("inFlight").is_some() {
+        options.in_flight = u32_of(v, "inFlight")? as usize;
+    }
+    if v.get("mostExpiries").is_some() {
+        options.most_expiries = u32_of(v, "mostExpiries")?;
+    }
+    Ok((whats, options, u64_of(v, "lamportsPerSignature")?))
+}
+
+fn batch_sent(v: &Value) -> Result<batch::Sent, String> {
+    if let Some(words) = v.get("refused") {
+        let words = words.as_str().ok_or("refused must be a string")?;
+        return Ok(batch::Sent::Refused {
+            words: words.to_string(),
+        });
+    }
+    Ok(batch::Sent::Taken {
+        signature: str_of(v, "signature")?.to_string(),
+        last_valid_height: u64_of(v, "lastValidHeight")?,
+        signatures: u64_of(v, "signatures")?,
+    })
+}
+
+fn batch_landing(v: &Value) -> Result<Option<batch::Landing>, String> {
+    if matches!(v, Value::Null) {
+        return Ok(None);
+    }
+    let failed = field(v, "failed")?
+        .as_bool()
+        .ok_or("failed must be true or false")?;
+    Ok(Some(batch::Landing {
+        slot: u64_of(v, "slot")?,
+        failed,
+    }))
+}
+
+/// A batch's event: `{"event": "start" | "sent" | "waited" | "statuses" |
+/// "height", ...}`; a sent job is `{"signature", "lastValidHeight",
+/// "signatures"}` or `{"refused": words}`, a status null or `{"slot",
+/// "failed"}`.
+pub fn batch_event(v: &Value) -> Result<batch::Event, String> {
+    Ok(match str_of(v, "event")? {
+        "start" => batch::Event::Start,
+        "sent" => batch::Event::Sent(list(v, "sent", batch_sent)?),
+        "waited" => batch::Event::Waited {
+            now_ms: u64_of(v, "nowMs")?,
+        },
+        "statuses" => batch::Event::Statuses(list(v, "statuses", batch_landing)?),
+        "height" => batch::Event::Height {
+            height: u64_of(v, "height")?,
+        },
+        other => return Err(format!("event {other:?} is not one a batch takes")),
+    })
+}
+
+/// A batch's action: `{"action": "sign" | "wait" | "statuses" | "height" |
+/// "done" | "stop", ..., "landed": [the jobs that landed since the last
+/// action]}`; `done` carries the summary.
+pub fn batch_action(a: &batch::Action, landed: &[usize], summary: &batch::Summary) -> String {
+    let o = Object::default();
+    let o = match a {
+        batch::Action::Sign {
+            jobs,
+            fresh_blockhash,
+        } => o
+            .str("action", "sign")
+            .raw("jobs", &numbers(jobs))
+            .bool("freshBlockhash", *fresh_blockhash),
+        batch::Action::Wait { ms } => o.str("action", "wait").num("ms", *ms),
+        batch::Action::Statuses { signatures } => o
+            .str("action", "statuses")
+            .raw("signatures", &strings(signatures)),
+        batch::Action::Height => o.str("action", "height"),
+        batch::Action::Done => o
+            .str("action", "done")
+            .big("transactions", summary.transactions)
+            .big("fees", summary.fees)
+            .big("firstSlot", summary.first_slot)
+            .big("lastSlot", summary.last_slot),
+        batch::Action::Stop(batch::Stop::Failed { job, signature }) => o
+            .str("action", "stop")
+            .str("kind", "failed")
+            .num("job", *job as u64)
+            .str("signature", signature),
+        batch::Action::Stop(batch::Stop::GaveUp { job, words }) => o
+            .str("action", "stop")
+            .str("kind", "gaveUp")
+            .num("job", *job as u64)
+            .str("words", words),
+    };
+    o.raw("landed", &numbers(landed)).finish()
 }

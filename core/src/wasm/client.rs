@@ -14,6 +14,12 @@
 //!   for an unknown handle or an event that does not parse.
 //! - `crank_summary(handle)`: the reply is what the crank has done.
 //! - `crank_free(handle)`.
+//! - `batch_new(setup, setup_length)`: a batch of independent transactions
+//!   (`client::batch`), set up by the JSON `setup` (`wire::batch_setup`).
+//!   Returns its handle, or 0 with `{"error": words}`.
+//! - `batch_next(handle, event, event_length)`: the answer to the last
+//!   action; the reply is the next action (`wire::batch_action`). Returns
+//!   0, or 1 with `{"error": words}`. `batch_free(handle)`.
 //! - `receipts(logs, logs_length)`: `{"programId", "logs"}` in, the turn
 //!   receipts that program's own invocation logged out, as an array.
 //! - `log_tail(logs, logs_length)`: `{"logs"}` in, `{"words"}` out: the end
@@ -83,6 +89,7 @@ use std::sync::Mutex;
 use std::vec::Vec;
 
 use super::Region;
+use crate::client::batch::Batch;
 use crate::client::crank::Crank;
 use crate::client::errors::{self, Raiser};
 use crate::client::params::{self, Spelling};
@@ -95,6 +102,7 @@ use crate::Error;
 
 static REPLY: Mutex<Vec<u8>> = Mutex::new(Vec::new());
 static CRANKS: Mutex<Vec<Option<Crank>>> = Mutex::new(Vec::new());
+static BATCHES: Mutex<Vec<Option<Batch>>> = Mutex::new(Vec::new());
 
 fn reply(text: String) {
     let mut r = REPLY.lock().unwrap_or_else(|e| e.into_inner());
@@ -975,6 +983,55 @@ pub extern "C" fn crank_summary(handle: u32) -> u32 {
 pub extern "C" fn crank_free(handle: u32) {
     let mut cranks = CRANKS.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(slot) = cranks.get_mut((handle as usize).wrapping_sub(1)) {
+        *slot = None;
+    }
+}
+
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn batch_new(setup: usize, setup_length: usize) -> u32 {
+    // SAFETY: the contract of the export; the buffer is only read.
+    let (whats, options, per_signature) =
+        match unsafe { document(setup, setup_length) }.and_then(|v| wire::batch_setup(&v)) {
+            Ok(s) => s,
+            Err(words) => {
+                error(&words);
+                return 0;
+            }
+        };
+    reply("{}".to_string());
+    let mut batches = BATCHES.lock().unwrap_or_else(|e| e.into_inner());
+    let slot = batches.iter().position(Option::is_none).unwrap_or_else(|| {
+        batches.push(None);
+        batches.len() - 1
+    });
+    batches[slot] = Some(Batch::new(whats, options, per_signature));
+    slot as u32 + 1
+}
+
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn batch_next(handle: u32, event: usize, event_length: usize) -> u32 {
+    // SAFETY: the contract of the export; the buffer is only read.
+    let event = match unsafe { document(event, event_length) }.and_then(|v| wire::batch_event(&v)) {
+        Ok(e) => e,
+        Err(words) => return error(&words),
+    };
+    let mut batches = BATCHES.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(Some(batch)) = batches.get_mut((handle as usize).wrapping_sub(1)) else {
+        return error(&std::format!("there is no batch {handle}"));
+    };
+    let action = batch.next(event);
+    reply(wire::batch_action(
+        &action,
+        &batch.take_landed(),
+        &batch.summary(),
+    ));
+    0
+}
+
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub extern "C" fn batch_free(handle: u32) {
+    let mut batches = BATCHES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(slot) = batches.get_mut((handle as usize).wrapping_sub(1)) {
         *slot = None;
     }
 }
