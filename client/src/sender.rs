@@ -1,22 +1,23 @@
 //! Sending many independent transactions at once (weight and program
-//! writes, bindings, closings): up to a window of them in flight, statuses
-//! polled in batches, any whose blockhash expires unseen signed again and
-//! resent. Every one is journaled before it is sent (`journal`). The
-//! crank's window (`crank`) is a loop of its own on purpose: its turns must
-//! land in order, and it goes back on `StaleTurn` and follows another
-//! cranker, where these transactions land in any order.
+//! writes, bindings, closings): the I/O of the client core's batch
+//! (`curta_core::client::batch`), which keeps up to a window of them in
+//! flight and signs again any whose blockhash expires unseen. Every one is
+//! journaled before it is sent (`journal`). The crank (`crank`) has a
+//! machine of its own: its turns must land in order.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::stream::{FuturesUnordered, StreamExt};
+use curta_core::client::batch::{self, Action, Batch, Event, Landing, Sent, Stop};
+use futures::stream::{self, StreamExt};
 use solana_instruction::Instruction;
 use solana_keypair::Keypair;
 use solana_signature::Signature;
+use solana_transaction::TransactionError;
 
 use crate::bail;
-use crate::cluster::{Cluster, POLL};
+use crate::cluster::Cluster;
 use crate::errors::Result;
 use crate::progress::Progress;
 
@@ -54,163 +55,134 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            in_flight: 256,
+            in_flight: batch::IN_FLIGHT,
             preflight: false,
         }
     }
 }
 
-/// What a batch cost.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Summary {
-    pub transactions: u64,
-    pub fees: u64,
-    pub first_slot: u64,
-    pub last_slot: u64,
-}
-
-impl Summary {
-    pub fn add(&mut self, other: &Summary) {
-        if other.transactions == 0 {
-            return;
-        }
-        if self.transactions == 0 {
-            self.first_slot = other.first_slot;
-        }
-        self.first_slot = self.first_slot.min(other.first_slot);
-        self.last_slot = self.last_slot.max(other.last_slot);
-        self.transactions += other.transactions;
-        self.fees += other.fees;
-    }
-
-    fn landed(&mut self, slot: u64, fee: u64) {
-        self.first_slot = if self.transactions == 0 {
-            slot
-        } else {
-            self.first_slot.min(slot)
-        };
-        self.last_slot = self.last_slot.max(slot);
-        self.transactions += 1;
-        self.fees += fee;
-    }
-}
+/// What a batch cost (the client core's, which sums it).
+pub use curta_core::client::batch::Summary;
 
 /// HTTP requests sending transactions at once.
 const CONCURRENT_SENDS: usize = 16;
-/// Attempts to hand one transaction to the RPC before giving up.
-const SEND_ATTEMPTS: u32 = 4;
-
-struct Flight {
-    job: usize,
-    last_valid: u64,
-    signatures: u64,
-}
 
 /// Lands every job (in any order); stops at the first that fails on chain.
+/// The batch is the client core's (`client::batch`): its window, resends
+/// and limits; this function does its I/O.
 pub async fn send_all(
     cluster: &Cluster,
     jobs: &[Job],
     opts: Options,
     progress: Option<&Progress>,
 ) -> Result<Summary> {
-    let mut summary = Summary::default();
     if jobs.is_empty() {
-        return Ok(summary);
+        return Ok(Summary::default());
     }
     let per_signature = cluster.lamports_per_signature().await?;
-    let mut queue: VecDeque<usize> = (0..jobs.len()).collect();
-    let mut attempts = vec![0u32; jobs.len()];
-    let mut flying: HashMap<Signature, Flight> = HashMap::new();
-    let mut sending = FuturesUnordered::new();
-    let mut polled = Instant::now();
-    let mut height_checked = Instant::now();
+    let options = batch::Options {
+        in_flight: opts.in_flight,
+        ..batch::Options::default()
+    };
+    let whats = jobs.iter().map(|j| j.what.clone()).collect();
+    let mut machine = Batch::new(whats, options, per_signature);
+    let mut errors: HashMap<String, TransactionError> = HashMap::new();
+    let started = Instant::now();
+    let mut event = Event::Start;
     loop {
-        while flying.len() + sending.len() < opts.in_flight.max(1)
-            && sending.len() < CONCURRENT_SENDS
-        {
-            let Some(j) = queue.pop_front() else { break };
-            let b = cluster.blockhash().await?;
-            let signers: Vec<&Keypair> = jobs[j].signers.iter().map(|k| k.as_ref()).collect();
-            let tx = cluster.sign(&jobs[j].instructions, &signers, &b.hash)?;
-            let flight = Flight {
-                job: j,
-                last_valid: b.last_valid_block_height,
-                signatures: tx.signatures.len() as u64,
-            };
-            sending.push(async move {
-                let sent = cluster.send(&tx, flight.last_valid, opts.preflight).await;
-                (flight, sent)
-            });
+        let action = machine.next(event);
+        if let Some(p) = progress {
+            for j in machine.take_landed() {
+                p.inc(jobs[j].units);
+            }
         }
-        if queue.is_empty() && flying.is_empty() && sending.is_empty() {
-            return Ok(summary);
-        }
-        let wait = POLL.saturating_sub(polled.elapsed());
-        tokio::select! {
-            Some((flight, sent)) = sending.next(), if !sending.is_empty() => {
-                match sent {
-                    Ok(sig) => {
-                        flying.insert(sig, flight);
+        event = match action {
+            Action::Done => return Ok(machine.summary()),
+            Action::Stop(Stop::GaveUp { words, .. }) => bail!("{words}"),
+            Action::Stop(Stop::Failed { job, signature }) => {
+                let Some(err) = errors.remove(&signature) else {
+                    bail!("{}: transaction {signature} failed", jobs[job].what);
+                };
+                return Err(cluster
+                    .failure(&jobs[job].what, &parse(&signature)?, &err)
+                    .await);
+            }
+            Action::Sign {
+                jobs: signing,
+                fresh_blockhash,
+            } => {
+                let b = if fresh_blockhash {
+                    cluster.fresh_blockhash().await?
+                } else {
+                    cluster.blockhash().await?
+                };
+                let mut signed = Vec::with_capacity(signing.len());
+                for &j in &signing {
+                    let signers: Vec<&Keypair> =
+                        jobs[j].signers.iter().map(|k| k.as_ref()).collect();
+                    signed.push(cluster.sign(&jobs[j].instructions, &signers, &b.hash)?);
+                }
+                let sends = signed.iter().map(|tx| async move {
+                    match cluster
+                        .send(tx, b.last_valid_block_height, opts.preflight)
+                        .await
+                    {
+                        Ok(signature) => Sent::Taken {
+                            signature: signature.to_string(),
+                            last_valid_height: b.last_valid_block_height,
+                            signatures: tx.signatures.len() as u64,
+                        },
+                        Err(e) => Sent::Refused {
+                            words: e.to_string(),
+                        },
                     }
-                    Err(e) => {
-                        attempts[flight.job] += 1;
-                        if attempts[flight.job] >= SEND_ATTEMPTS {
-                            return Err(e.context(&jobs[flight.job].what));
+                });
+                Event::Sent(
+                    stream::iter(sends)
+                        .buffered(CONCURRENT_SENDS)
+                        .collect()
+                        .await,
+                )
+            }
+            Action::Wait { ms } => {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                Event::Waited {
+                    now_ms: started.elapsed().as_millis() as u64,
+                }
+            }
+            Action::Statuses { signatures } => {
+                let sigs = signatures
+                    .iter()
+                    .map(|s| parse(s))
+                    .collect::<Result<Vec<_>>>()?;
+                let found = cluster.statuses(&sigs).await?;
+                let landings = found
+                    .into_iter()
+                    .zip(signatures)
+                    .map(|(status, signature)| {
+                        let status =
+                            status.filter(|s| s.satisfies_commitment(cluster.commitment))?;
+                        let failed = status.err.is_some();
+                        if let Some(err) = status.err {
+                            errors.insert(signature, err);
                         }
-                        queue.push_back(flight.job);
-                        tokio::time::sleep(Duration::from_millis(250)).await;
-                    }
-                }
+                        Some(Landing {
+                            slot: status.slot,
+                            failed,
+                        })
+                    });
+                Event::Statuses(landings.collect())
             }
-            _ = tokio::time::sleep(wait) => {}
-        }
-        if polled.elapsed() < POLL || flying.is_empty() {
-            continue;
-        }
-        polled = Instant::now();
-        let sigs: Vec<Signature> = flying.keys().copied().collect();
-        let statuses = cluster.statuses(&sigs).await?;
-        for (sig, status) in sigs.iter().zip(statuses) {
-            let Some(status) = status else { continue };
-            if !status.satisfies_commitment(cluster.commitment) {
-                continue;
-            }
-            let Some(flight) = flying.remove(sig) else {
-                continue;
-            };
-            if let Some(err) = &status.err {
-                return Err(cluster.failure(&jobs[flight.job].what, sig, err).await);
-            }
-            summary.landed(status.slot, flight.signatures * per_signature);
-            if let Some(p) = progress {
-                p.inc(jobs[flight.job].units);
-            }
-        }
-        if height_checked.elapsed() > Duration::from_secs(1) && !flying.is_empty() {
-            height_checked = Instant::now();
-            let height = cluster.block_height().await?;
-            let expired: Vec<Signature> = flying
-                .iter()
-                .filter(|(_, f)| f.last_valid < height)
-                .map(|(s, _)| *s)
-                .collect();
-            for sig in expired {
-                if let Some(f) = flying.remove(&sig) {
-                    // Its blockhash is gone: no copy of it can land now.
-                    attempts[f.job] += 1;
-                    if attempts[f.job] > 2 * SEND_ATTEMPTS {
-                        bail!(
-                            "{}: expired {} times without landing; is the cluster overloaded?",
-                            jobs[f.job].what,
-                            attempts[f.job]
-                        );
-                    }
-                    queue.push_front(f.job);
-                }
-            }
-            if !queue.is_empty() {
-                cluster.fresh_blockhash().await?;
-            }
-        }
+            Action::Height => Event::Height {
+                height: cluster.block_height().await?,
+            },
+        };
     }
+}
+
+/// A signature this client wrote in base58 itself.
+fn parse(signature: &str) -> Result<Signature> {
+    signature
+        .parse()
+        .map_err(|_| crate::errors::Error::new(format!("{signature:?} is not a signature")))
 }

@@ -241,7 +241,8 @@ export async function crankRun(client, runAddress, options = {}) {
           }),
         ];
         const tx = await sign(client, ixs, await latestBlockhash(client, action.freshBlockhash));
-        await journalAndSend(client, [tx]);
+        const [refused] = await journalAndSend(client, [tx]);
+        if (refused) throw refused;
         sent.set(tx.signature, tx);
         return [{ event: 'sent', signature: tx.signature, lastValidHeight: tx.lastValidBlockHeight }];
       }

@@ -32,6 +32,7 @@ export { feesNaming, runWithSessionKey } from './session-key-run.js';
 export { CurtaReplayMismatch, crankRun, firstDifference } from './crank.js';
 export { deliverRun } from './deliver.js';
 export { CrankMachine } from '../crank-machine.js';
+export { BatchMachine } from '../batch-machine.js';
 export { followRun } from './follow.js';
 export { receiptDifferences, receiptsFromLogs } from './receipts.js';
 export { checkAllowance, initialState, replayFromParams, replayFromState } from './replay.js';

@@ -1,8 +1,8 @@
 // @ts-check
 // Building, signing, sending and landing transactions: one at a time
-// (`sendAndConfirm`) or many independent ones with a window in flight
-// (`sendAll`, for weight writes and bindings), statuses polled in
-// batches, those whose blockhash expires unseen signed again and resent.
+// (`sendAndConfirm`), or many independent ones (`sendAll`, for weight
+// writes and bindings: the I/O of the module's batch, which keeps a window
+// in flight and signs again those whose blockhash expires unseen).
 // Every transaction is recorded in the client's journal before it is sent.
 
 import {
@@ -19,7 +19,9 @@ import {
   signTransactionMessageWithSigners,
 } from '@solana/kit';
 
+import { BatchMachine } from '../batch-machine.js';
 import { toBase64 } from './bytes.js';
+import { requireCore } from './client.js';
 import { CurtaTransactionError, logTail, transactionError } from './errors.js';
 
 /** The most bytes a transaction may take on the wire. */
@@ -142,20 +144,27 @@ export async function sign(client, instructions, lifetime) {
 }
 
 /**
- * Records transactions in the journal, then sends them.
+ * Records transactions in the journal, then sends them; returns, per
+ * transaction, null (the node took it) or the error saying why not.
  * @param {CurtaClient} client
  * @param {Signed[]} txs
+ * @returns {Promise<(Error | null)[]>}
  */
 export async function journalAndSend(client, txs) {
   await client.journal.record(
     txs.map((t) => ({ signature: t.signature, lastValidBlockHeight: t.lastValidBlockHeight.toString(), wire: t.wire })),
   );
+  /** @type {(Error | null)[]} */
+  const refusals = txs.map(() => null);
   // A few requests at a time: hundreds at once make the RPC node slower, not faster.
   let next = 0;
   const worker = async () => {
-    while (next < txs.length) await sendWire(client, txs[next++].wire);
+    for (let i = next++; i < txs.length; i = next++) {
+      await sendWire(client, txs[i].wire).catch((/** @type {Error} */ e) => (refusals[i] = e));
+    }
   };
   await Promise.all(Array.from({ length: Math.min(CONCURRENT_SENDS, txs.length) }, worker));
+  return refusals;
 }
 
 /**
@@ -355,7 +364,8 @@ export async function sendAndConfirm(client, what, instructions) {
   const per = await lamportsPerSignature(client);
   for (let attempt = 0; attempt < 5; attempt++) {
     const tx = await sign(client, instructions, await latestBlockhash(client, attempt > 0));
-    await journalAndSend(client, [tx]);
+    const [refused] = await journalAndSend(client, [tx]);
+    if (refused) throw refused;
     for (;;) {
       await sleep(POLL_MS / 2);
       const [s] = await statuses(client, [tx.signature]);
@@ -378,57 +388,59 @@ export async function sendAndConfirm(client, what, instructions) {
  */
 
 /**
- * Lands every job, in any order, with up to `inFlight` in flight; stops
- * at the first that fails on chain.
+ * Lands every job, in any order, with up to `inFlight` in flight; stops at
+ * the first that fails on chain. The batch is the module's
+ * (`client::batch`, docs/client.md, "A batch as a state machine"): its
+ * window, resends and limits; this function does its I/O.
  * @param {CurtaClient} client
  * @param {Job[]} jobs
  * @param {{ inFlight?: number, onLanded?: (job: Job) => void }} [options]
  * @returns {Promise<Summary>}
  */
 export async function sendAll(client, jobs, options = {}) {
-  const summary = emptySummary();
-  if (jobs.length === 0) return summary;
-  const inFlight = Math.max(1, options.inFlight ?? 256);
-  const per = await lamportsPerSignature(client);
-  const queue = jobs.map((_, i) => i);
-  const attempts = jobs.map(() => 0);
-  /** @type {Map<string, { job: number, tx: Signed }>} */
-  const flying = new Map();
-  let heightChecked = Date.now();
-  while (queue.length > 0 || flying.size > 0) {
-    if (queue.length > 0 && flying.size < inFlight) {
-      const lifetime = await latestBlockhash(client);
-      const batch = queue.splice(0, inFlight - flying.size);
-      const signed = await Promise.all(batch.map((j) => sign(client, jobs[j].instructions, lifetime)));
-      await journalAndSend(client, signed);
-      signed.forEach((tx, k) => flying.set(tx.signature, { job: batch[k], tx }));
-    }
-    await sleep(POLL_MS);
-    const sigs = [...flying.keys()];
-    const s = await statuses(client, sigs);
-    for (let k = 0; k < sigs.length; k++) {
-      const status = s[k];
-      if (!status) continue;
-      const f = /** @type {{ job: number, tx: Signed }} */ (flying.get(sigs[k]));
-      flying.delete(sigs[k]);
-      if (status.err) throw await failure(client, jobs[f.job].what, f.tx, status.err);
-      addLanded(summary, status.slot, per * BigInt(f.tx.signatures));
-      options.onLanded?.(jobs[f.job]);
-    }
-    if (flying.size > 0 && Date.now() - heightChecked > 1000) {
-      heightChecked = Date.now();
-      const height = await blockHeight(client);
-      for (const [sig, f] of flying) {
-        if (f.tx.lastValidBlockHeight >= height) continue;
-        // Its blockhash is gone: no copy of it can land now.
-        flying.delete(sig);
-        if (++attempts[f.job] > 8) {
-          throw new CurtaTransactionError(`${jobs[f.job].what}: expired ${attempts[f.job]} times without landing; is the cluster overloaded?`);
-        }
-        queue.unshift(f.job);
+  if (jobs.length === 0) return emptySummary();
+  const core = requireCore(client, 'sendAll');
+  const setup = { whats: jobs.map((j) => j.what), lamportsPerSignature: await lamportsPerSignature(client), inFlight: options.inFlight };
+  const batch = new BatchMachine(core, setup);
+  /** @type {Map<string, Signed>} */
+  const sent = new Map();
+  /** @type {Map<string, any>} */
+  const errors = new Map();
+  const started = Date.now();
+  try {
+    for (let action = batch.next({ event: 'start' }); ; ) {
+      for (const j of action.landed) options.onLanded?.(jobs[j]);
+      if (action.action === 'done') {
+        return { transactions: Number(action.transactions), fees: BigInt(action.fees), firstSlot: BigInt(action.firstSlot), lastSlot: BigInt(action.lastSlot) };
       }
-      if (queue.length > 0) await latestBlockhash(client, true);
+      if (action.action === 'stop') {
+        if (action.kind !== 'failed') throw new CurtaTransactionError(action.words);
+        const tx = /** @type {Signed} */ (sent.get(action.signature));
+        throw await failure(client, jobs[action.job].what, tx, errors.get(action.signature));
+      }
+      if (action.action === 'sign') {
+        const lifetime = await latestBlockhash(client, action.freshBlockhash);
+        const signed = await Promise.all(action.jobs.map((/** @type {number} */ j) => sign(client, jobs[j].instructions, lifetime)));
+        const refusals = await journalAndSend(client, signed);
+        for (const tx of signed) sent.set(tx.signature, tx);
+        const answers = signed.map((tx, k) =>
+          refusals[k] ? { refused: refusals[k]?.message } : { signature: tx.signature, lastValidHeight: tx.lastValidBlockHeight, signatures: tx.signatures },
+        );
+        action = batch.next({ event: 'sent', sent: answers });
+      } else if (action.action === 'wait') {
+        await sleep(action.ms);
+        action = batch.next({ event: 'waited', nowMs: Date.now() - started });
+      } else if (action.action === 'statuses') {
+        const found = await statuses(client, action.signatures);
+        found.forEach((st, k) => st?.err && errors.set(action.signatures[k], st.err));
+        action = batch.next({ event: 'statuses', statuses: found.map((st) => st && { slot: st.slot, failed: Boolean(st.err) }) });
+      } else if (action.action === 'height') {
+        action = batch.next({ event: 'height', height: await blockHeight(client) });
+      } else {
+        throw new Error(`the batch asked for ${action.action}, which this client does not know`);
+      }
     }
+  } finally {
+    batch.free();
   }
-  return summary;
 }
