@@ -404,8 +404,6 @@ export async function sendAll(client, jobs, options = {}) {
   const batch = new BatchMachine(core, setup);
   /** @type {Map<string, Signed>} */
   const sent = new Map();
-  /** @type {Map<string, any>} */
-  const errors = new Map();
   const started = Date.now();
   try {
     for (let action = batch.next({ event: 'start' }); ; ) {
@@ -415,8 +413,8 @@ export async function sendAll(client, jobs, options = {}) {
       }
       if (action.action === 'stop') {
         if (action.kind !== 'failed') throw new CurtaTransactionError(action.words);
-        const tx = /** @type {Signed} */ (sent.get(action.signature));
-        throw await failure(client, jobs[action.job].what, tx, errors.get(action.signature));
+        const [status] = await statuses(client, [action.signature]);
+        throw await failure(client, jobs[action.job].what, /** @type {Signed} */ (sent.get(action.signature)), status?.err);
       }
       if (action.action === 'sign') {
         const lifetime = await latestBlockhash(client, action.freshBlockhash);
@@ -432,7 +430,6 @@ export async function sendAll(client, jobs, options = {}) {
         action = batch.next({ event: 'waited', nowMs: Date.now() - started });
       } else if (action.action === 'statuses') {
         const found = await statuses(client, action.signatures);
-        found.forEach((st, k) => st?.err && errors.set(action.signatures[k], st.err));
         action = batch.next({ event: 'statuses', statuses: found.map((st) => st && { slot: st.slot, failed: Boolean(st.err) }) });
       } else if (action.action === 'height') {
         action = batch.next({ event: 'height', height: await blockHeight(client) });

@@ -19,6 +19,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { createKeyPairSignerFromBytes, createKeyPairSignerFromPrivateKeyBytes, generateKeyPairSigner } from '@solana/kit';
+import { getTransferSolInstruction } from '@solana-program/system';
 
 import {
   closeRun,
@@ -39,6 +40,7 @@ import {
   setAllowance,
   uploadModel,
   runWithSessionKey,
+  sendAll,
 } from '../../src/index.js';
 import { fileJournal } from '../../src/chain/journal-node.js';
 import { getTurnInstructionDataDecoder, getWriteInstructionDataDecoder } from '../../src/generated-js/index.js';
@@ -394,6 +396,15 @@ describe('the JS chain client on curta-localnet', () => {
     await assert.rejects(fetchModel(client, client.payer.address), /is not a curta model: it belongs to 11111111111111111111111111111111/);
     const nobody = (await generateKeyPairSigner()).address;
     await assert.rejects(fetchModel(client, nobody), new RegExp(`there is no model account at ${nobody}`));
+    // A batch stops at the job that lands and fails, in words naming it.
+    const { value: balance } = await client.rpc.getBalance(client.payer.address).send();
+    const tooMuch = getTransferSolInstruction({ source: client.payer, destination: nobody, amount: balance * 2n });
+    const landed = [];
+    await assert.rejects(
+      sendAll(client, [{ what: 'paying more than the payer holds', instructions: [tooMuch], units: 1 }], { onLanded: (j) => landed.push(j) }),
+      (e) => e.name === 'CurtaTransactionError' && /^paying more than the payer holds failed: .+ \(transaction \w+\)/.test(e.message) && e.signature !== undefined,
+    );
+    assert.deepEqual(landed, []);
   });
 
   test("stories260K uploaded from its checkpoint with charges 'measured': the measured reference run in 16 turns, the golden receipt's states; under a lowered allowance, the module's turns", async () => {
