@@ -22,7 +22,7 @@
 //! | `upload` | An upload as a function of what the chain holds: the next step |
 //! | `quote` | What a run will cost before it is opened |
 //! | `session_key` | What a wallet funds a session key with, and what the key sends back |
-//! | `wire` | Just enough JSON; the crank's setup, events, actions and summary and the receipts in it, for hosts across the WebAssembly interface |
+//! | `wire` | Just enough JSON; the crank's and the batch's setups, events, actions and summaries and the receipts in them, for hosts across the WebAssembly interface |
 
 pub mod artifact;
 pub mod base58;

@@ -1,8 +1,8 @@
-//! The crank's setup, events, actions and summary, and turn receipts, as
-//! JSON: how a host across the WebAssembly interface talks to the client
-//! core (`docs/client.md`, "The client core", gives every field). Every
-//! `u64` is a decimal string, every `u32` a number, bytes are base64 and
-//! hashes hex; field names are JavaScript's camelCase.
+//! The crank's and the batch's setups, events, actions and summaries, and
+//! turn receipts, as JSON: how a host across the WebAssembly interface
+//! talks to the client core (`docs/client.md`, "The client core", gives
+//! every field). Every `u64` is a decimal string, every `u32` a number,
+//! bytes are base64 and hashes hex; field names are JavaScript's camelCase.
 
 use std::format;
 use std::string::{String, ToString};
