@@ -280,7 +280,7 @@ export async function fetchTransaction(client, signature) {
  * The error of a landed transaction, in words, with its log's end.
  * @param {CurtaClient} client
  * @param {string} what
- * @param {Signed} tx
+ * @param {{ signature: string, programs: string[] }} tx its signature and the program of each instruction
  * @param {any} err
  */
 export async function failure(client, what, tx, err) {
@@ -402,8 +402,6 @@ export async function sendAll(client, jobs, options = {}) {
   const core = requireCore(client, 'sendAll');
   const setup = { whats: jobs.map((j) => j.what), lamportsPerSignature: await lamportsPerSignature(client), inFlight: options.inFlight };
   const batch = new BatchMachine(core, setup);
-  /** @type {Map<string, Signed>} */
-  const sent = new Map();
   const started = Date.now();
   try {
     for (let action = batch.next({ event: 'start' }); ; ) {
@@ -414,13 +412,13 @@ export async function sendAll(client, jobs, options = {}) {
       if (action.action === 'stop') {
         if (action.kind !== 'failed') throw new CurtaTransactionError(action.words);
         const [status] = await statuses(client, [action.signature]);
-        throw await failure(client, jobs[action.job].what, /** @type {Signed} */ (sent.get(action.signature)), status?.err);
+        const programs = jobs[action.job].instructions.map((i) => i.programAddress);
+        throw await failure(client, jobs[action.job].what, { signature: action.signature, programs }, status?.err);
       }
       if (action.action === 'sign') {
         const lifetime = await latestBlockhash(client, action.freshBlockhash);
         const signed = await Promise.all(action.jobs.map((/** @type {number} */ j) => sign(client, jobs[j].instructions, lifetime)));
         const refusals = await journalAndSend(client, signed);
-        for (const tx of signed) sent.set(tx.signature, tx);
         const answers = signed.map((tx, k) =>
           refusals[k] ? { refused: refusals[k]?.message } : { signature: tx.signature, lastValidHeight: tx.lastValidBlockHeight, signatures: tx.signatures },
         );
